@@ -1,0 +1,20 @@
+/**
+ * The failures a handler can meet, as types. Each maps to one status code in
+ * lib/http.ts, the only place that knows what a client is told about them.
+ */
+
+/** A request the client can fix: 400, with this message. */
+export class InvalidInput extends Error {
+  override readonly name = 'InvalidInput';
+}
+
+/** The id matches no record, or cannot match one: 404 "Todo not found". */
+export class TodoNotFound extends Error {
+  override readonly name = 'TodoNotFound';
+}
+
+/** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */
+export function found<T>(value: T | undefined | false): T {
+  if (value === undefined || value === false) throw new TodoNotFound();
+  return value;
+}

@@ -1,0 +1,57 @@
+/** A small HTTP client for the running API, used by the e2e tests and the load script. */
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly contentType: string | null;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The body parsed as JSON; throws when it is not JSON. */
+  json(): unknown;
+}
+
+export interface RequestOptions {
+  /** A value sent as JSON with `Content-Type: application/json`. */
+  body?: unknown;
+  /** A body sent as it is, for input that is not valid JSON. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'PATCH';
+
+export class ApiClient {
+  constructor(readonly baseUrl: string) {}
+
+  async request(method: Method, path: string, { body, rawBody, headers = {} }: RequestOptions = {}): Promise<ApiResponse> {
+    const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(payload === undefined ? {} : { body: payload }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      headers: response.headers,
+      text,
+      json: () => JSON.parse(text) as unknown,
+    };
+  }
+
+  get(path: string): Promise<ApiResponse> {
+    return this.request('GET', path);
+  }
+
+  post(path: string, body: unknown): Promise<ApiResponse> {
+    return this.request('POST', path, { body });
+  }
+
+  put(path: string, body: unknown): Promise<ApiResponse> {
+    return this.request('PUT', path, { body });
+  }
+
+  delete(path: string): Promise<ApiResponse> {
+    return this.request('DELETE', path);
+  }
+}

@@ -1,0 +1,72 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, Context } from 'aws-lambda';
+import type { HttpResponse } from '../../lib/http';
+
+export interface EventOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The `{id}` path parameter, exactly as it would arrive in the URL. */
+  id?: string;
+  /** A value to send as JSON. */
+  body?: unknown;
+  /** A body sent as it is, for input that is not JSON. */
+  rawBody?: string;
+  /** Send the body base64-encoded, as API Gateway does for some content types. */
+  base64?: boolean;
+}
+
+/** A mocked API Gateway HTTP API (payload 2.0) event, shaped like the request it names. */
+export function event({ method = 'GET', id, body, rawBody, base64 = false }: EventOptions = {}): APIGatewayProxyEventV2 {
+  const path = id === undefined ? '/todos' : `/todos/${id}`;
+  const routePath = id === undefined ? '/todos' : '/todos/{id}';
+  const text = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: `${method} ${routePath}`,
+    rawPath: path,
+    rawQueryString: '',
+    headers: text === undefined ? {} : { 'content-type': 'application/json' },
+    ...(id === undefined ? {} : { pathParameters: { id } }),
+    ...(text === undefined ? {} : { body: base64 ? Buffer.from(text, 'utf8').toString('base64') : text }),
+    isBase64Encoded: base64,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api-id',
+      domainName: 'localhost',
+      domainPrefix: 'localhost',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' },
+      requestId: 'request-id',
+      routeKey: `${method} ${routePath}`,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+  };
+}
+
+export const context: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'test',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:test',
+  memoryLimitInMB: '256',
+  awsRequestId: 'aws-request-id',
+  logGroupName: '/aws/lambda/test',
+  logStreamName: 'stream',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+};
+
+/** Calls a handler as Lambda would and insists on a structured response. */
+export async function invoke(handler: APIGatewayProxyHandlerV2, request: APIGatewayProxyEventV2): Promise<HttpResponse> {
+  const result = await handler(request, context, () => undefined);
+  if (typeof result !== 'object' || result === null) throw new Error(`handler answered ${String(result)}, not a response object`);
+  return result;
+}
+
+/** The response body parsed as JSON. */
+export function bodyOf(response: HttpResponse): unknown {
+  if (typeof response.body !== 'string') throw new Error('response has no string body');
+  return JSON.parse(response.body);
+}

@@ -1,0 +1,20 @@
+import type { HttpResponse } from '../../lib/http';
+import { bodyOf } from './event';
+
+/** Path values that name no record: not numbers, not integers, not positive, or past any id. */
+export const NOT_FOUND_IDS = ['99', 'abc', '1.5', '-1', '0', '-0', '1e309', 'Infinity', 'NaN', '', ' ', '9'.repeat(400)];
+
+export function expectTodoNotFound(response: HttpResponse): void {
+  expect(response.statusCode).toBe(404);
+  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+  expect(bodyOf(response)).toEqual({ error: 'Todo not found' });
+}
+
+export function expectBadRequest(response: HttpResponse): void {
+  expect(response.statusCode).toBe(400);
+  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+  expect(bodyOf(response)).toEqual({ error: expect.any(String) });
+}
+
+/** Bodies that are not one JSON object: malformed JSON, no body, and JSON of another kind. */
+export const NOT_AN_OBJECT_BODIES = ['{', '{"title": "x",}', 'not json', '', '[]', '[{"title":"x"}]', 'null', '"title"', '42', 'true'];

@@ -1,0 +1,73 @@
+import { handler } from '../../functions/createTodo';
+import { resetMemoryStore } from '../../lib/memory-store';
+import { store } from '../../lib/store';
+import { bodyOf, event, invoke } from '../support/event';
+import { NOT_AN_OBJECT_BODIES, expectBadRequest } from '../support/expectations';
+
+beforeEach(resetMemoryStore);
+
+const post = (body: unknown) => invoke(handler, event({ method: 'POST', body }));
+
+describe('POST /todos', () => {
+  it('answers 201 with the new record: id 3, the title as sent, completed = false', async () => {
+    const response = await post({ title: 'Buy milk' });
+    expect(response.statusCode).toBe(201);
+    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(bodyOf(response)).toEqual({ id: 3, title: 'Buy milk', completed: false });
+    expect(await store.list()).toHaveLength(3);
+  });
+
+  it('ignores completed, id and every other field sent on create', async () => {
+    const response = await post({ title: 't', completed: true, id: 1, extra: 'x' });
+    expect(bodyOf(response)).toEqual({ id: 3, title: 't', completed: false });
+  });
+
+  it('stores the title exactly as sent: empty, unicode, whitespace', async () => {
+    for (const title of ['', '  spaced  ', 'çà 🚀 日本', '<b>"quoted"</b>']) {
+      expect(bodyOf(await post({ title }))).toMatchObject({ title });
+    }
+  });
+
+  it('gives consecutive ids and never reuses one after a delete', async () => {
+    const a = bodyOf(await post({ title: 'a' }));
+    await store.remove(3);
+    const b = bodyOf(await post({ title: 'b' }));
+    expect([a, b]).toMatchObject([{ id: 3 }, { id: 4 }]);
+  });
+
+  it('reads a base64-encoded body', async () => {
+    const response = await invoke(handler, event({ method: 'POST', body: { title: 'encoded' }, base64: true }));
+    expect(bodyOf(response)).toEqual({ id: 3, title: 'encoded', completed: false });
+  });
+
+  it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j, and uses up no id', async (rawBody) => {
+    expectBadRequest(await invoke(handler, event({ method: 'POST', rawBody })));
+    expect(bodyOf(await post({ title: 'after' }))).toMatchObject({ id: 3 });
+  });
+
+  it('answers 400 for a request with no body', async () => {
+    expectBadRequest(await invoke(handler, event({ method: 'POST' })));
+  });
+
+  it.each([{}, { title: null }, { title: 5 }, { title: true }, { title: ['a'] }, { title: { text: 'a' } }, { Title: 'a' }])(
+    'answers 400 when title is missing or not a string: %j',
+    async (body) => {
+      expectBadRequest(await post(body));
+      expect(await store.list()).toHaveLength(2);
+    },
+  );
+
+  it('never lets __proto__ or constructor reach a record or a prototype', async () => {
+    const response = await invoke(handler, event({
+      method: 'POST',
+      rawBody: '{"title":"p","__proto__":{"polluted":true,"completed":true},"constructor":{"prototype":{"polluted":true}}}',
+    }));
+    expect(bodyOf(response)).toEqual({ id: 3, title: 'p', completed: false });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(await store.get(3))).toBe(Object.prototype);
+  });
+
+  it('does not take a title from the prototype chain', async () => {
+    expectBadRequest(await invoke(handler, event({ method: 'POST', rawBody: '{"__proto__":{"title":"inherited"}}' })));
+  });
+});

@@ -1,0 +1,28 @@
+import { handler } from '../../functions/deleteTodo';
+import { resetMemoryStore } from '../../lib/memory-store';
+import { store } from '../../lib/store';
+import { event, invoke } from '../support/event';
+import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
+
+beforeEach(resetMemoryStore);
+
+const del = (id: string) => invoke(handler, event({ method: 'DELETE', id }));
+
+describe('DELETE /todos/{id}', () => {
+  it('answers 200 with the plain-text body "Deleted" and removes the record', async () => {
+    const response = await del('1');
+    expect(response).toEqual({ statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Deleted' });
+    expect(await store.get(1)).toBeUndefined();
+    expect((await store.list()).map((todo) => todo.id)).toEqual([2]);
+  });
+
+  it('answers 404 the second time', async () => {
+    await del('2');
+    expectTodoNotFound(await del('2'));
+  });
+
+  it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and changes nothing', async (id) => {
+    expectTodoNotFound(await del(id));
+    expect(await store.list()).toHaveLength(2);
+  });
+});

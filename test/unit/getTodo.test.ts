@@ -1,0 +1,31 @@
+import { handler } from '../../functions/getTodo';
+import { resetMemoryStore } from '../../lib/memory-store';
+import { store } from '../../lib/store';
+import { bodyOf, event, invoke } from '../support/event';
+import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
+
+beforeEach(resetMemoryStore);
+
+describe('GET /todos/{id}', () => {
+  it('answers 200 with the record', async () => {
+    const response = await invoke(handler, event({ id: '2' }));
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(bodyOf(response)).toEqual({ id: 2, title: expect.any(String), completed: true });
+  });
+
+  it('converts the path value with Number(), so "007" and "2.0" name records 7 and 2', async () => {
+    for (let i = 0; i < 5; i++) await store.create(`t${i}`);
+    expect(bodyOf(await invoke(handler, event({ id: '007' })))).toMatchObject({ id: 7 });
+    expect(bodyOf(await invoke(handler, event({ id: '2.0' })))).toMatchObject({ id: 2 });
+  });
+
+  it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j', async (id) => {
+    expectTodoNotFound(await invoke(handler, event({ id })));
+  });
+
+  it('answers 404 for a deleted record', async () => {
+    await store.remove(1);
+    expectTodoNotFound(await invoke(handler, event({ id: '1' })));
+  });
+});

@@ -1,0 +1,33 @@
+import { handler } from '../../functions/listTodos';
+import { resetMemoryStore } from '../../lib/memory-store';
+import { store } from '../../lib/store';
+import { bodyOf, event, invoke } from '../support/event';
+
+beforeEach(resetMemoryStore);
+
+describe('GET /todos', () => {
+  it('answers 200 with the seeded records in list order, as JSON', async () => {
+    const response = await invoke(handler, event());
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(bodyOf(response)).toEqual([
+      { id: 1, title: expect.any(String), completed: false },
+      { id: 2, title: expect.any(String), completed: true },
+    ]);
+  });
+
+  it('lists created records at the end, in creation order', async () => {
+    await store.create('a');
+    await store.create('b');
+    const ids = (bodyOf(await invoke(handler, event())) as { id: number }[]).map((todo) => todo.id);
+    expect(ids).toEqual([1, 2, 3, 4]);
+  });
+
+  it('answers an empty array when the collection is empty', async () => {
+    await store.remove(1);
+    await store.remove(2);
+    const response = await invoke(handler, event());
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe('[]');
+  });
+});

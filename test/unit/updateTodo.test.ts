@@ -1,0 +1,81 @@
+import { handler } from '../../functions/updateTodo';
+import { resetMemoryStore } from '../../lib/memory-store';
+import { store } from '../../lib/store';
+import { bodyOf, event, invoke } from '../support/event';
+import { NOT_AN_OBJECT_BODIES, NOT_FOUND_IDS, expectBadRequest, expectTodoNotFound } from '../support/expectations';
+
+beforeEach(resetMemoryStore);
+
+const put = (id: string, body: unknown) => invoke(handler, event({ method: 'PUT', id, body }));
+
+describe('PUT /todos/{id}', () => {
+  it('sets completed = true, then back to false, answering 200 with the record after the update', async () => {
+    const done = await put('1', { completed: true });
+    expect(done.statusCode).toBe(200);
+    expect(done.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(bodyOf(done)).toEqual({ id: 1, title: 'Read the spec', completed: true });
+    expect(bodyOf(await put('1', { completed: false }))).toEqual({ id: 1, title: 'Read the spec', completed: false });
+  });
+
+  it('changes only the fields present: a title alone keeps completed', async () => {
+    expect(bodyOf(await put('2', { title: 'renamed' }))).toEqual({ id: 2, title: 'renamed', completed: true });
+    expect(await store.get(2)).toEqual({ id: 2, title: 'renamed', completed: true });
+  });
+
+  it('changes both fields together', async () => {
+    expect(bodyOf(await put('1', { title: 'both', completed: true }))).toEqual({ id: 1, title: 'both', completed: true });
+  });
+
+  it('answers 200 with the record unchanged for an empty object', async () => {
+    expect(bodyOf(await put('1', {}))).toEqual(await store.get(1));
+  });
+
+  it('cannot change the id, and ignores other fields', async () => {
+    expect(bodyOf(await put('1', { id: 42, title: 't', extra: true }))).toEqual({ id: 1, title: 't', completed: false });
+    expect(await store.get(42)).toBeUndefined();
+  });
+
+  it('keeps the record in its place in the list', async () => {
+    await put('1', { title: 'first still' });
+    expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2]);
+  });
+
+  it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and creates nothing', async (id) => {
+    expectTodoNotFound(await put(id, { title: 'x', completed: true }));
+    expect(await store.list()).toHaveLength(2);
+  });
+
+  it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j and changes nothing', async (rawBody) => {
+    const before = await store.list();
+    expectBadRequest(await invoke(handler, event({ method: 'PUT', id: '1', rawBody })));
+    expect(await store.list()).toEqual(before);
+  });
+
+  it.each([
+    { title: 5 },
+    { title: null },
+    { completed: 'true' },
+    { completed: 1 },
+    { completed: null },
+    { title: 'valid', completed: 'yes' },
+    { title: 7, completed: true },
+  ])('answers 400 for %j and changes nothing, not even the valid fields', async (body) => {
+    const before = await store.list();
+    expectBadRequest(await put('1', body));
+    expect(await store.list()).toEqual(before);
+  });
+
+  it('answers 400 before 404: a malformed body is rejected whatever the id', async () => {
+    expectBadRequest(await put('99', { completed: 'no' }));
+  });
+
+  it('never lets __proto__ or constructor reach a record or a prototype', async () => {
+    const response = await invoke(handler, event({
+      method: 'PUT',
+      id: '1',
+      rawBody: '{"__proto__":{"completed":true,"polluted":1},"constructor":{"prototype":{"polluted":1}}}',
+    }));
+    expect(bodyOf(response)).toEqual({ id: 1, title: 'Read the spec', completed: false });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
