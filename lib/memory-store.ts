@@ -12,9 +12,11 @@ interface MemoryState {
  * lets all five functions, run in one process (`useInProcess`), share one store;
  * it also lets the state outlive a module that is reloaded in development.
  */
-const STATE_KEY = Symbol.for('todo-api.memory-store.state');
+const STATE_KEY: unique symbol = Symbol.for('todo-api.memory-store.state');
 
-type GlobalWithState = typeof globalThis & { [STATE_KEY]?: MemoryState };
+interface StateHolder {
+  [STATE_KEY]?: MemoryState | undefined;
+}
 
 function seed(state: MemoryState): MemoryState {
   state.todos.clear();
@@ -23,7 +25,7 @@ function seed(state: MemoryState): MemoryState {
   return state;
 }
 
-const state: MemoryState = ((globalThis as GlobalWithState)[STATE_KEY] ??= seed({
+const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
   nextId: FIRST_NEW_ID,
 }));
@@ -38,33 +40,33 @@ export function resetMemoryStore(): void {
  * value it had; `Map.set` on an existing key keeps its place in the list.
  */
 export const memoryStore: TodoStore = {
-  async list() {
-    return [...state.todos.values()];
+  list() {
+    return Promise.resolve([...state.todos.values()]);
   },
 
-  async get(id) {
-    return state.todos.get(id);
+  get(id) {
+    return Promise.resolve(state.todos.get(id));
   },
 
-  async create(title) {
+  create(title) {
     const todo: Todo = { id: state.nextId++, title, completed: false };
     state.todos.set(todo.id, todo);
-    return todo;
+    return Promise.resolve(todo);
   },
 
-  async update(id, patch) {
+  update(id, patch) {
     const current = state.todos.get(id);
-    if (current === undefined) return undefined;
+    if (current === undefined) return Promise.resolve(undefined);
     const updated: Todo = {
       id,
       title: patch.title ?? current.title,
       completed: patch.completed ?? current.completed,
     };
     state.todos.set(id, updated);
-    return updated;
+    return Promise.resolve(updated);
   },
 
-  async remove(id) {
-    return state.todos.delete(id);
+  remove(id) {
+    return Promise.resolve(state.todos.delete(id));
   },
 };

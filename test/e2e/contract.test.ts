@@ -1,3 +1,4 @@
+import { describe, it, expect } from '@jest/globals';
 import { ApiClient, type ApiResponse } from '../support/client';
 import { NOT_FOUND_IDS } from '../support/expectations';
 import { serverFor } from './servers';
@@ -49,12 +50,24 @@ describe('SPEC.md over HTTP', () => {
   });
 
   it('§3: PUT moves completed false → true → false and answers the record after the update', async () => {
-    expectJson(await api.put('/todos/3', { completed: true }), 200, { id: 3, title: '  Buy milk 🥛 ', completed: true });
-    expectJson(await api.put('/todos/3', { completed: false }), 200, { id: 3, title: '  Buy milk 🥛 ', completed: false });
+    expectJson(await api.put('/todos/3', { completed: true }), 200, {
+      id: 3,
+      title: '  Buy milk 🥛 ',
+      completed: true,
+    });
+    expectJson(await api.put('/todos/3', { completed: false }), 200, {
+      id: 3,
+      title: '  Buy milk 🥛 ',
+      completed: false,
+    });
   });
 
   it('§4 PUT is partial: a title alone keeps completed; the id cannot change', async () => {
-    expectJson(await api.put('/todos/2', { title: 'renamed', id: 50 }), 200, { id: 2, title: 'renamed', completed: true });
+    expectJson(await api.put('/todos/2', { title: 'renamed', id: 50 }), 200, {
+      id: 2,
+      title: 'renamed',
+      completed: true,
+    });
     expectJson(await api.get('/todos/2'), 200, { id: 2, title: 'renamed', completed: true });
     expectNotFound(await api.get('/todos/50'));
   });
@@ -74,7 +87,11 @@ describe('SPEC.md over HTTP', () => {
   });
 
   it('§1: the counter never reuses an id, also that of the newest record after its delete', async () => {
-    expectJson(await api.post('/todos', { title: 'after delete' }), 201, { id: 5, title: 'after delete', completed: false });
+    expectJson(await api.post('/todos', { title: 'after delete' }), 201, {
+      id: 5,
+      title: 'after delete',
+      completed: false,
+    });
   });
 
   it.each(NOT_FOUND_IDS.filter((id) => id.trim() !== ''))(

@@ -1,3 +1,4 @@
+import { describe, it, expect } from '@jest/globals';
 import { ApiClient, type ApiResponse } from '../support/client';
 import { NOT_AN_OBJECT_BODIES } from '../support/expectations';
 import { serverFor } from './servers';
@@ -16,12 +17,19 @@ async function listing(): Promise<unknown> {
 }
 
 describe('bad input', () => {
-  it.each(NOT_AN_OBJECT_BODIES.filter((body) => body !== ''))('POST and PUT answer 400 for the body %j', async (rawBody) => {
-    const before = await listing();
-    expectBadRequest(await api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }));
-    expectBadRequest(await api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }));
-    expect(await listing()).toEqual(before);
-  });
+  it.each(NOT_AN_OBJECT_BODIES.filter((body) => body !== ''))(
+    'POST and PUT answer 400 for the body %j',
+    async (rawBody) => {
+      const before = await listing();
+      expectBadRequest(
+        await api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }),
+      );
+      expectBadRequest(
+        await api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }),
+      );
+      expect(await listing()).toEqual(before);
+    },
+  );
 
   it('POST and PUT answer 400 when there is no body at all', async () => {
     expectBadRequest(await api.request('POST', '/todos'));
@@ -57,7 +65,10 @@ describe('bad input', () => {
   });
 
   it('a body without a JSON content type is still read as JSON', async () => {
-    const response = await api.request('POST', '/todos', { rawBody: '{"title":"form"}', headers: { 'content-type': 'text/plain' } });
+    const response = await api.request('POST', '/todos', {
+      rawBody: '{"title":"form"}',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(response.status).toBe(201);
   });
 });
@@ -65,7 +76,11 @@ describe('bad input', () => {
 describe('CORS', () => {
   it('answers a preflight OPTIONS for any origin', async () => {
     const response = await api.request('OPTIONS', '/todos/1', {
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(response.status).toBeLessThan(300);
     expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
@@ -75,7 +90,10 @@ describe('CORS', () => {
 
   it('puts Access-Control-Allow-Origin on responses, errors included', async () => {
     const headers = { origin: 'https://app.example' };
-    for (const response of [await api.request('GET', '/todos', { headers }), await api.request('GET', '/todos/999', { headers })]) {
+    for (const response of [
+      await api.request('GET', '/todos', { headers }),
+      await api.request('GET', '/todos/999', { headers }),
+    ]) {
       expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
     }
   });

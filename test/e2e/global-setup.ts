@@ -18,7 +18,9 @@ export default async function globalSetup(): Promise<void> {
   const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   globalThis.e2eServers = servers;
   // Even if jest itself is killed or crashes, the servers go with it.
-  process.once('exit', () => servers.forEach((server) => killGroup(server.pid, 'SIGKILL')));
+  process.once('exit', () => {
+    for (const server of servers) killGroup(server.pid, 'SIGKILL');
+  });
   const failed = started.find((result) => result.status === 'rejected');
   if (failed) {
     await Promise.all(servers.map((server) => server.stop()));

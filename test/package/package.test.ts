@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,18 +20,30 @@ describe('serverless package', () => {
   let resources: Resource[] = [];
 
   beforeAll(async () => {
-    await run(process.execPath, [join(PROJECT_ROOT, 'node_modules/serverless/bin/serverless.js'), 'package', '--package', out], {
-      cwd: PROJECT_ROOT,
-      // No credentials at all, and a PORT of its own so its esbuild work folder is not a running server's.
-      env: { ...process.env, PORT: String(await freePort()), AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' },
-    });
+    await run(
+      process.execPath,
+      [join(PROJECT_ROOT, 'node_modules/serverless/bin/serverless.js'), 'package', '--package', out],
+      {
+        cwd: PROJECT_ROOT,
+        // No credentials at all, and a PORT of its own so its esbuild work folder is not a running server's.
+        env: {
+          ...process.env,
+          PORT: String(await freePort()),
+          AWS_ACCESS_KEY_ID: '',
+          AWS_SECRET_ACCESS_KEY: '',
+          AWS_PROFILE: 'none',
+        },
+      },
+    );
     const template = JSON.parse(readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8')) as {
       Resources: Record<string, Resource>;
     };
     resources = Object.values(template.Resources);
   }, 120_000);
 
-  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(out, { recursive: true, force: true });
+  });
 
   it('has five functions on nodejs22.x', () => {
     const functions = resources.filter((resource) => resource.Type === 'AWS::Lambda::Function');
@@ -39,14 +52,24 @@ describe('serverless package', () => {
   });
 
   it('has exactly the five routes of SPEC.md on an HTTP API', () => {
-    const routes = resources.filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route').map((route) => route.Properties.RouteKey);
-    expect(routes.sort()).toEqual(['DELETE /todos/{id}', 'GET /todos', 'GET /todos/{id}', 'POST /todos', 'PUT /todos/{id}']);
+    const routes = resources
+      .filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route')
+      .map((route) => route.Properties.RouteKey);
+    expect(routes.sort()).toEqual([
+      'DELETE /todos/{id}',
+      'GET /todos',
+      'GET /todos/{id}',
+      'POST /todos',
+      'PUT /todos/{id}',
+    ]);
     const integrations = resources.filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Integration');
     for (const integration of integrations) expect(integration.Properties.PayloadFormatVersion).toBe('2.0');
   });
 
   it('ships each function alone in its own zip: one minified bundle, no node_modules', () => {
-    const zips = readdirSync(out).filter((name) => name.endsWith('.zip')).sort();
+    const zips = readdirSync(out)
+      .filter((name) => name.endsWith('.zip'))
+      .sort();
     expect(zips).toEqual(['createTodo.zip', 'deleteTodo.zip', 'getTodo.zip', 'listTodos.zip', 'updateTodo.zip']);
     for (const zip of zips) {
       const files = Object.keys(unzipSync(readFileSync(join(out, zip))));

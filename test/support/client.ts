@@ -22,7 +22,11 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'PATCH';
 export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
-  async request(method: Method, path: string, { body, rawBody, headers = {} }: RequestOptions = {}): Promise<ApiResponse> {
+  async request(
+    method: Method,
+    path: string,
+    { body, rawBody, headers = {} }: RequestOptions = {},
+  ): Promise<ApiResponse> {
     const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
     const response = await fetch(this.baseUrl + path, {
       method,

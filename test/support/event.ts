@@ -13,8 +13,16 @@ export interface EventOptions {
   base64?: boolean;
 }
 
+const noop = (): void => undefined;
+
 /** A mocked API Gateway HTTP API (payload 2.0) event, shaped like the request it names. */
-export function event({ method = 'GET', id, body, rawBody, base64 = false }: EventOptions = {}): APIGatewayProxyEventV2 {
+export function event({
+  method = 'GET',
+  id,
+  body,
+  rawBody,
+  base64 = false,
+}: EventOptions = {}): APIGatewayProxyEventV2 {
   const path = id === undefined ? '/todos' : `/todos/${id}`;
   const routePath = id === undefined ? '/todos' : '/todos/{id}';
   const text = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
@@ -43,6 +51,9 @@ export function event({ method = 'GET', id, body, rawBody, base64 = false }: Eve
   };
 }
 
+// Deprecated since Node 8 runtimes, but the Context type still requires them; no handler calls them.
+const legacyCallbacks = { done: noop, fail: noop, succeed: noop };
+
 export const context: Context = {
   callbackWaitsForEmptyEventLoop: false,
   functionName: 'test',
@@ -53,15 +64,16 @@ export const context: Context = {
   logGroupName: '/aws/lambda/test',
   logStreamName: 'stream',
   getRemainingTimeInMillis: () => 10_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
+  ...legacyCallbacks,
 };
 
 /** Calls a handler as Lambda would and insists on a structured response. */
-export async function invoke(handler: APIGatewayProxyHandlerV2, request: APIGatewayProxyEventV2): Promise<HttpResponse> {
+export async function invoke(
+  handler: APIGatewayProxyHandlerV2,
+  request: APIGatewayProxyEventV2,
+): Promise<HttpResponse> {
   const result = await handler(request, context, () => undefined);
-  if (typeof result !== 'object' || result === null) throw new Error(`handler answered ${String(result)}, not a response object`);
+  if (typeof result !== 'object') throw new Error(`handler answered ${String(result)}, not a response object`);
   return result;
 }
 

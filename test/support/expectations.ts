@@ -1,8 +1,22 @@
+import { expect } from '@jest/globals';
 import type { HttpResponse } from '../../lib/http';
 import { bodyOf } from './event';
 
 /** Path values that name no record: not numbers, not integers, not positive, or past any id. */
-export const NOT_FOUND_IDS = ['99', 'abc', '1.5', '-1', '0', '-0', '1e309', 'Infinity', 'NaN', '', ' ', '9'.repeat(400)];
+export const NOT_FOUND_IDS = [
+  '99',
+  'abc',
+  '1.5',
+  '-1',
+  '0',
+  '-0',
+  '1e309',
+  'Infinity',
+  'NaN',
+  '',
+  ' ',
+  '9'.repeat(400),
+];
 
 export function expectTodoNotFound(response: HttpResponse): void {
   expect(response.statusCode).toBe(404);
@@ -17,4 +31,15 @@ export function expectBadRequest(response: HttpResponse): void {
 }
 
 /** Bodies that are not one JSON object: malformed JSON, no body, and JSON of another kind. */
-export const NOT_AN_OBJECT_BODIES = ['{', '{"title": "x",}', 'not json', '', '[]', '[{"title":"x"}]', 'null', '"title"', '42', 'true'];
+export const NOT_AN_OBJECT_BODIES = [
+  '{',
+  '{"title": "x",}',
+  'not json',
+  '',
+  '[]',
+  '[{"title":"x"}]',
+  'null',
+  '"title"',
+  '42',
+  'true',
+];

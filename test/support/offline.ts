@@ -38,7 +38,12 @@ export async function freePort(): Promise<number> {
 }
 
 /** Starts `npm run <script>` on a free port and resolves once it answers requests. */
-export async function startOffline({ script = 'start', cwd = PROJECT_ROOT, env = {}, timeoutMs = 60_000 }: StartOptions = {}): Promise<OfflineServer> {
+export async function startOffline({
+  script = 'start',
+  cwd = PROJECT_ROOT,
+  env = {},
+  timeoutMs = 60_000,
+}: StartOptions = {}): Promise<OfflineServer> {
   const port = await freePort();
   // Its own process group, so stop() ends npm, the shell and serverless together.
   const child = spawn('npm', ['run', '--silent', script], {
@@ -48,8 +53,11 @@ export async function startOffline({ script = 'start', cwd = PROJECT_ROOT, env =
     env: { ...process.env, ...env, PORT: String(port), FORCE_COLOR: '0' },
   });
   let log = '';
-  child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const collect = (chunk: Buffer) => {
+    log += chunk.toString();
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not spawn npm run ${script}`);
   const server: OfflineServer = {
@@ -66,7 +74,7 @@ export async function startOffline({ script = 'start', cwd = PROJECT_ROOT, env =
     await waitForReady(child, () => log, timeoutMs);
   } catch (error) {
     await server.stop();
-    throw new Error(`npm run ${script} on port ${port} did not start: ${String(error)}\n${log}`);
+    throw new Error(`npm run ${script} on port ${port} did not start:\n${log}`, { cause: error });
   }
   return server;
 }
@@ -74,22 +82,31 @@ export async function startOffline({ script = 'start', cwd = PROJECT_ROOT, env =
 async function waitForReady(child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!output().includes('Server ready:')) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
     if (Date.now() > deadline) throw new Error(`no "Server ready" within ${timeoutMs} ms`);
-    await new Promise((done) => setTimeout(done, 50));
+    await sleep(50);
   }
 }
 
+const sleep = (ms: number) =>
+  new Promise((done) => {
+    setTimeout(done, ms);
+  });
+
 /** SIGTERM to the whole group, then SIGKILL if it has not gone within 5 s. */
 async function stopGroup(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const { pid } = child;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
-  killGroup(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => killGroup(child.pid ?? 0, 'SIGKILL'), 5_000);
+  killGroup(pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    killGroup(pid, 'SIGKILL');
+  }, 5_000);
   await exited;
   clearTimeout(timer);
   // npm may go before serverless does; make sure nothing of the group is left.
-  killGroup(child.pid, 'SIGKILL');
+  killGroup(pid, 'SIGKILL');
 }
 
 export function killGroup(pid: number, signal: NodeJS.Signals): void {

@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeEach } from '@jest/globals';
 import { handler } from '../../functions/createTodo';
 import { resetMemoryStore } from '../../lib/memory-store';
 import { store } from '../../lib/store';
@@ -49,19 +50,28 @@ describe('POST /todos', () => {
     expectBadRequest(await invoke(handler, event({ method: 'POST' })));
   });
 
-  it.each([{}, { title: null }, { title: 5 }, { title: true }, { title: ['a'] }, { title: { text: 'a' } }, { Title: 'a' }])(
-    'answers 400 when title is missing or not a string: %j',
-    async (body) => {
-      expectBadRequest(await post(body));
-      expect(await store.list()).toHaveLength(2);
-    },
-  );
+  it.each([
+    {},
+    { title: null },
+    { title: 5 },
+    { title: true },
+    { title: ['a'] },
+    { title: { text: 'a' } },
+    { Title: 'a' },
+  ])('answers 400 when title is missing or not a string: %j', async (body) => {
+    expectBadRequest(await post(body));
+    expect(await store.list()).toHaveLength(2);
+  });
 
   it('never lets __proto__ or constructor reach a record or a prototype', async () => {
-    const response = await invoke(handler, event({
-      method: 'POST',
-      rawBody: '{"title":"p","__proto__":{"polluted":true,"completed":true},"constructor":{"prototype":{"polluted":true}}}',
-    }));
+    const response = await invoke(
+      handler,
+      event({
+        method: 'POST',
+        rawBody:
+          '{"title":"p","__proto__":{"polluted":true,"completed":true},"constructor":{"prototype":{"polluted":true}}}',
+      }),
+    );
     expect(bodyOf(response)).toEqual({ id: 3, title: 'p', completed: false });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(await store.get(3))).toBe(Object.prototype);

@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeEach } from '@jest/globals';
 import { handler } from '../../functions/deleteTodo';
 import { resetMemoryStore } from '../../lib/memory-store';
 import { store } from '../../lib/store';
@@ -11,7 +12,11 @@ const del = (id: string) => invoke(handler, event({ method: 'DELETE', id }));
 describe('DELETE /todos/{id}', () => {
   it('answers 200 with the plain-text body "Deleted" and removes the record', async () => {
     const response = await del('1');
-    expect(response).toEqual({ statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'Deleted' });
+    expect(response).toEqual({
+      statusCode: 200,
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      body: 'Deleted',
+    });
     expect(await store.get(1)).toBeUndefined();
     expect((await store.list()).map((todo) => todo.id)).toEqual([2]);
   });

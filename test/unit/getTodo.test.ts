@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeEach } from '@jest/globals';
 import { handler } from '../../functions/getTodo';
 import { resetMemoryStore } from '../../lib/memory-store';
 import { store } from '../../lib/store';

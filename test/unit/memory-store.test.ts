@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeEach, jest } from '@jest/globals';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { FIRST_NEW_ID } from '../../lib/todos';
 
@@ -28,7 +29,11 @@ describe('memory store', () => {
   });
 
   it('updates only the fields present and keeps the record in its place', async () => {
-    expect(await memoryStore.update(1, { completed: true })).toEqual({ id: 1, title: 'Read the spec', completed: true });
+    expect(await memoryStore.update(1, { completed: true })).toEqual({
+      id: 1,
+      title: 'Read the spec',
+      completed: true,
+    });
     expect(await memoryStore.update(1, { title: 'renamed' })).toEqual({ id: 1, title: 'renamed', completed: true });
     expect(await memoryStore.update(1, {})).toEqual({ id: 1, title: 'renamed', completed: true });
     expect((await memoryStore.list()).map((todo) => todo.id)).toEqual([1, 2]);

@@ -1,3 +1,4 @@
+import { describe, it, expect, beforeEach } from '@jest/globals';
 import { handler } from '../../functions/updateTodo';
 import { resetMemoryStore } from '../../lib/memory-store';
 import { store } from '../../lib/store';
@@ -23,7 +24,11 @@ describe('PUT /todos/{id}', () => {
   });
 
   it('changes both fields together', async () => {
-    expect(bodyOf(await put('1', { title: 'both', completed: true }))).toEqual({ id: 1, title: 'both', completed: true });
+    expect(bodyOf(await put('1', { title: 'both', completed: true }))).toEqual({
+      id: 1,
+      title: 'both',
+      completed: true,
+    });
   });
 
   it('answers 200 with the record unchanged for an empty object', async () => {
@@ -31,7 +36,11 @@ describe('PUT /todos/{id}', () => {
   });
 
   it('cannot change the id, and ignores other fields', async () => {
-    expect(bodyOf(await put('1', { id: 42, title: 't', extra: true }))).toEqual({ id: 1, title: 't', completed: false });
+    expect(bodyOf(await put('1', { id: 42, title: 't', extra: true }))).toEqual({
+      id: 1,
+      title: 't',
+      completed: false,
+    });
     expect(await store.get(42)).toBeUndefined();
   });
 
@@ -70,11 +79,14 @@ describe('PUT /todos/{id}', () => {
   });
 
   it('never lets __proto__ or constructor reach a record or a prototype', async () => {
-    const response = await invoke(handler, event({
-      method: 'PUT',
-      id: '1',
-      rawBody: '{"__proto__":{"completed":true,"polluted":1},"constructor":{"prototype":{"polluted":1}}}',
-    }));
+    const response = await invoke(
+      handler,
+      event({
+        method: 'PUT',
+        id: '1',
+        rawBody: '{"__proto__":{"completed":true,"polluted":1},"constructor":{"prototype":{"polluted":1}}}',
+      }),
+    );
     expect(bodyOf(response)).toEqual({ id: 1, title: 'Read the spec', completed: false });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
