@@ -1,9 +1,13 @@
 import { found } from '../lib/errors';
 import { httpHandler, text, todoId } from '../lib/http';
 import { store } from '../lib/store';
+import type { TodoStore } from '../lib/todos';
 
 /** DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404. */
-export const handler = httpHandler(async (event) => {
-  found(await store.remove(todoId(event)));
-  return text(200, 'Deleted');
-});
+export const deleteTodo = (todos: TodoStore) =>
+  httpHandler(async (event) => {
+    found(await todos.remove(todoId(event)));
+    return text(200, 'Deleted');
+  });
+
+export const handler = deleteTodo(store);

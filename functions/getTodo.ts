@@ -1,6 +1,10 @@
 import { found } from '../lib/errors';
 import { httpHandler, json, todoId } from '../lib/http';
 import { store } from '../lib/store';
+import type { TodoStore } from '../lib/todos';
 
 /** GET /todos/{id}: 200 with the Todo, or 404. */
-export const handler = httpHandler(async (event) => json(200, found(await store.get(todoId(event)))));
+export const getTodo = (todos: TodoStore) =>
+  httpHandler(async (event) => json(200, found(await todos.get(todoId(event)))));
+
+export const handler = getTodo(store);

@@ -18,3 +18,8 @@ export function found<T>(value: T | undefined | false): T {
   if (value === undefined || value === false) throw new TodoNotFound();
   return value;
 }
+
+/** The store could not answer (unreachable, throttled, failing): 503, and the client may retry. */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+}

@@ -4,7 +4,7 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { InvalidInput, TodoNotFound } from './errors';
+import { InvalidInput, StoreUnavailable, TodoNotFound } from './errors';
 import { parseJsonObject, parseTodoId, type JsonObject } from './input';
 
 /**
@@ -25,8 +25,9 @@ export function text(statusCode: number, body: string): HttpResponse {
   return { statusCode, headers: { 'content-type': TEXT_TYPE }, body };
 }
 
-function errorResponse(statusCode: number, message: string): HttpResponse {
-  return json(statusCode, { error: message });
+function errorResponse(statusCode: number, message: string, headers: Record<string, string> = {}): HttpResponse {
+  const response = json(statusCode, { error: message });
+  return { ...response, headers: { ...response.headers, ...headers } };
 }
 
 /** The `{id}` path parameter as a record id; a 404 when it cannot name one. */
@@ -44,6 +45,10 @@ export function jsonBody(event: APIGatewayProxyEventV2): JsonObject {
 function errorToResponse(error: unknown): HttpResponse {
   if (error instanceof TodoNotFound) return errorResponse(404, 'Todo not found');
   if (error instanceof InvalidInput) return errorResponse(400, error.message);
+  if (error instanceof StoreUnavailable) {
+    console.error(error);
+    return errorResponse(503, 'Service temporarily unavailable, please retry', { 'retry-after': '1' });
+  }
   // The gateway would turn a thrown error into a bare 502; the stack stays in the log.
   console.error(error);
   return errorResponse(500, 'Internal server error');

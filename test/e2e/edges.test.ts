@@ -1,10 +1,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { ApiClient, type ApiResponse } from '../support/client';
 import { NOT_AN_OBJECT_BODIES } from '../support/expectations';
-import { serverFor } from './servers';
-
-/** What SPEC.md leaves open, answered as users of a well-made API expect (issue 2, part 6). */
-const api = new ApiClient(serverFor(__filename));
+import { E2E_STORES, serverFor } from './servers';
 
 function expectBadRequest(response: ApiResponse): void {
   expect(response.status).toBe(400);
@@ -12,112 +9,116 @@ function expectBadRequest(response: ApiResponse): void {
   expect(response.json()).toEqual({ error: expect.any(String) });
 }
 
-async function listing(): Promise<unknown> {
-  return (await api.get('/todos')).json();
-}
+/** What SPEC.md leaves open, answered as users of a well-made API expect. */
+describe.each(E2E_STORES)('$store store', ({ store }) => {
+  const api = new ApiClient(serverFor(__filename, store));
+  const listing = async (): Promise<unknown> => (await api.get('/todos')).json();
 
-describe('bad input', () => {
-  it.each(NOT_AN_OBJECT_BODIES.filter((body) => body !== ''))(
-    'POST and PUT answer 400 for the body %j',
-    async (rawBody) => {
-      const before = await listing();
-      expectBadRequest(
-        await api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }),
-      );
-      expectBadRequest(
-        await api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }),
-      );
-      expect(await listing()).toEqual(before);
-    },
-  );
-
-  it('POST and PUT answer 400 when there is no body at all', async () => {
-    expectBadRequest(await api.request('POST', '/todos'));
-    expectBadRequest(await api.request('PUT', '/todos/1'));
-  });
-
-  it.each([{}, { title: null }, { title: 1 }, { title: ['a'] }])('POST answers 400 for %j', async (body) => {
-    expectBadRequest(await api.post('/todos', body));
-  });
-
-  it.each([{ title: 1 }, { completed: 'true' }, { title: 'ok', completed: 0 }])(
-    'PUT answers 400 for %j and changes nothing, not even the valid fields',
-    async (body) => {
-      const before = await listing();
-      expectBadRequest(await api.put('/todos/1', body));
-      expect(await listing()).toEqual(before);
-    },
-  );
-
-  it('no rejected request uses up an id', async () => {
-    const first = (await api.post('/todos', { title: 'first' })).json() as { id: number };
-    expectBadRequest(await api.post('/todos', { title: 5 }));
-    expectBadRequest(await api.request('POST', '/todos', { rawBody: '{' }));
-    expect((await api.post('/todos', { title: 'second' })).json()).toMatchObject({ id: first.id + 1 });
-  });
-
-  it('keys such as __proto__ and constructor never reach a record', async () => {
-    const response = await api.request('POST', '/todos', {
-      rawBody: '{"title":"p","__proto__":{"completed":true,"x":1},"constructor":{"prototype":{"x":1}}}',
-    });
-    expect(response.status).toBe(201);
-    expect(response.json()).toEqual({ id: expect.any(Number), title: 'p', completed: false });
-  });
-
-  it('a body without a JSON content type is still read as JSON', async () => {
-    const response = await api.request('POST', '/todos', {
-      rawBody: '{"title":"form"}',
-      headers: { 'content-type': 'text/plain' },
-    });
-    expect(response.status).toBe(201);
-  });
-});
-
-describe('CORS', () => {
-  it('answers a preflight OPTIONS for any origin', async () => {
-    const response = await api.request('OPTIONS', '/todos/1', {
-      headers: {
-        origin: 'https://app.example',
-        'access-control-request-method': 'PUT',
-        'access-control-request-headers': 'content-type',
+  describe('bad input', () => {
+    it.each(NOT_AN_OBJECT_BODIES.filter((body) => body !== ''))(
+      'POST and PUT answer 400 for the body %j',
+      async (rawBody) => {
+        const before = await listing();
+        expectBadRequest(
+          await api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }),
+        );
+        expectBadRequest(
+          await api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }),
+        );
+        expect(await listing()).toEqual(before);
       },
+    );
+
+    it('POST and PUT answer 400 when there is no body at all', async () => {
+      expectBadRequest(await api.request('POST', '/todos'));
+      expectBadRequest(await api.request('PUT', '/todos/1'));
     });
-    expect(response.status).toBeLessThan(300);
-    expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
-    expect(response.headers.get('access-control-allow-methods')).toContain('PUT');
-    expect(response.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+
+    it.each([{}, { title: null }, { title: 1 }, { title: ['a'] }])('POST answers 400 for %j', async (body) => {
+      expectBadRequest(await api.post('/todos', body));
+    });
+
+    it.each([{ title: 1 }, { completed: 'true' }, { title: 'ok', completed: 0 }])(
+      'PUT answers 400 for %j and changes nothing, not even the valid fields',
+      async (body) => {
+        const before = await listing();
+        expectBadRequest(await api.put('/todos/1', body));
+        expect(await listing()).toEqual(before);
+      },
+    );
+
+    it('no rejected request uses up an id', async () => {
+      const first = (await api.post('/todos', { title: 'first' })).json() as { id: number };
+      expectBadRequest(await api.post('/todos', { title: 5 }));
+      expectBadRequest(await api.request('POST', '/todos', { rawBody: '{' }));
+      expect((await api.post('/todos', { title: 'second' })).json()).toMatchObject({ id: first.id + 1 });
+    });
+
+    it('keys such as __proto__ and constructor never reach a record', async () => {
+      const response = await api.request('POST', '/todos', {
+        rawBody: '{"title":"p","__proto__":{"completed":true,"x":1},"constructor":{"prototype":{"x":1}}}',
+      });
+      expect(response.status).toBe(201);
+      expect(response.json()).toEqual({ id: expect.any(Number), title: 'p', completed: false });
+    });
+
+    it('a body without a JSON content type is still read as JSON', async () => {
+      const response = await api.request('POST', '/todos', {
+        rawBody: '{"title":"form"}',
+        headers: { 'content-type': 'text/plain' },
+      });
+      expect(response.status).toBe(201);
+    });
   });
 
-  it('puts Access-Control-Allow-Origin on responses, errors included', async () => {
-    const headers = { origin: 'https://app.example' };
-    for (const response of [
-      await api.request('GET', '/todos', { headers }),
-      await api.request('GET', '/todos/999', { headers }),
-    ]) {
+  describe('CORS', () => {
+    it('answers a preflight OPTIONS for any origin', async () => {
+      const response = await api.request('OPTIONS', '/todos/1', {
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'PUT',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expect(response.status).toBeLessThan(300);
       expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
-    }
-  });
-});
+      expect(response.headers.get('access-control-allow-methods')).toContain('PUT');
+      expect(response.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+    });
 
-describe('routes', () => {
-  it.each([
-    ['GET', '/nope'],
-    ['PATCH', '/todos/1'],
-    ['GET', '/todos/1/extra'],
-  ] as const)('%s %s is an unknown route: 404', async (method, path) => {
-    expect((await api.request(method, path)).status).toBe(404);
+    it('puts Access-Control-Allow-Origin on responses, errors included', async () => {
+      const headers = { origin: 'https://app.example' };
+      for (const response of [
+        await api.request('GET', '/todos', { headers }),
+        await api.request('GET', '/todos/999', { headers }),
+      ]) {
+        expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
+      }
+    });
   });
-});
 
-describe('concurrency', () => {
-  it('200 concurrent POSTs get 200 distinct consecutive ids, all listed afterwards', async () => {
-    const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => api.post('/todos', { title: `c${i}` })));
-    expect(responses.map((response) => response.status)).toEqual(Array(200).fill(201));
-    const ids = responses.map((response) => (response.json() as { id: number }).id).sort((a, b) => a - b);
-    const first = ids[0] ?? 0;
-    expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => first + i));
-    const listed = ((await api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
-    expect(listed).toEqual(expect.arrayContaining(ids));
-    expect(listed).toEqual([...listed].sort((a, b) => a - b));
+  describe('routes', () => {
+    it.each([
+      ['GET', '/nope'],
+      ['PATCH', '/todos/1'],
+      ['GET', '/todos/1/extra'],
+    ] as const)('%s %s is an unknown route: 404', async (method, path) => {
+      expect((await api.request(method, path)).status).toBe(404);
+    });
+  });
+
+  describe('concurrency', () => {
+    it('200 concurrent POSTs get 200 distinct consecutive ids, all listed afterwards', async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => api.post('/todos', { title: `c${i}` })),
+      );
+      expect(responses.map((response) => response.status)).toEqual(Array(200).fill(201));
+      const ids = responses.map((response) => (response.json() as { id: number }).id).sort((a, b) => a - b);
+      const first = ids[0] ?? 0;
+      expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => first + i));
+      const listed = ((await api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
+      expect(listed).toEqual(expect.arrayContaining(ids));
+      expect(listed).toEqual([...listed].sort((a, b) => a - b));
+    });
   });
 });

@@ -1,15 +1,19 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
-import { handler } from '../../functions/createTodo';
-import { resetMemoryStore } from '../../lib/memory-store';
-import { store } from '../../lib/store';
+import { createTodo } from '../../functions/createTodo';
+import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
+import { STORES } from '../support/stores';
 import { NOT_AN_OBJECT_BODIES, expectBadRequest } from '../support/expectations';
 
-beforeEach(resetMemoryStore);
+describe.each(STORES)('POST /todos ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handler: ReturnType<typeof createTodo>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = createTodo(store);
+  });
+  const post = (body: unknown) => invoke(handler, event({ method: 'POST', body }));
 
-const post = (body: unknown) => invoke(handler, event({ method: 'POST', body }));
-
-describe('POST /todos', () => {
   it('answers 201 with the new record: id 3, the title as sent, completed = false', async () => {
     const response = await post({ title: 'Buy milk' });
     expect(response.statusCode).toBe(201);

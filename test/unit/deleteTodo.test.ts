@@ -1,15 +1,19 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
-import { handler } from '../../functions/deleteTodo';
-import { resetMemoryStore } from '../../lib/memory-store';
-import { store } from '../../lib/store';
+import { deleteTodo } from '../../functions/deleteTodo';
+import type { TodoStore } from '../../lib/todos';
 import { event, invoke } from '../support/event';
+import { STORES } from '../support/stores';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
 
-beforeEach(resetMemoryStore);
+describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handler: ReturnType<typeof deleteTodo>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = deleteTodo(store);
+  });
+  const del = (id: string) => invoke(handler, event({ method: 'DELETE', id }));
 
-const del = (id: string) => invoke(handler, event({ method: 'DELETE', id }));
-
-describe('DELETE /todos/{id}', () => {
   it('answers 200 with the plain-text body "Deleted" and removes the record', async () => {
     const response = await del('1');
     expect(response).toEqual({

@@ -1,13 +1,18 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
-import { handler } from '../../functions/getTodo';
-import { resetMemoryStore } from '../../lib/memory-store';
-import { store } from '../../lib/store';
+import { getTodo } from '../../functions/getTodo';
+import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
+import { STORES } from '../support/stores';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
 
-beforeEach(resetMemoryStore);
+describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handler: ReturnType<typeof getTodo>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = getTodo(store);
+  });
 
-describe('GET /todos/{id}', () => {
   it('answers 200 with the record', async () => {
     const response = await invoke(handler, event({ id: '2' }));
     expect(response.statusCode).toBe(200);

@@ -1,12 +1,17 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
-import { handler } from '../../functions/listTodos';
-import { resetMemoryStore } from '../../lib/memory-store';
-import { store } from '../../lib/store';
+import { listTodos } from '../../functions/listTodos';
+import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
+import { STORES } from '../support/stores';
 
-beforeEach(resetMemoryStore);
+describe.each(STORES)('GET /todos ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handler: ReturnType<typeof listTodos>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = listTodos(store);
+  });
 
-describe('GET /todos', () => {
   it('answers 200 with the seeded records in list order, as JSON', async () => {
     const response = await invoke(handler, event());
     expect(response.statusCode).toBe(200);

@@ -1,15 +1,19 @@
 import { describe, it, expect, beforeEach } from '@jest/globals';
-import { handler } from '../../functions/updateTodo';
-import { resetMemoryStore } from '../../lib/memory-store';
-import { store } from '../../lib/store';
+import { updateTodo } from '../../functions/updateTodo';
+import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
+import { STORES } from '../support/stores';
 import { NOT_AN_OBJECT_BODIES, NOT_FOUND_IDS, expectBadRequest, expectTodoNotFound } from '../support/expectations';
 
-beforeEach(resetMemoryStore);
+describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handler: ReturnType<typeof updateTodo>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = updateTodo(store);
+  });
+  const put = (id: string, body: unknown) => invoke(handler, event({ method: 'PUT', id, body }));
 
-const put = (id: string, body: unknown) => invoke(handler, event({ method: 'PUT', id, body }));
-
-describe('PUT /todos/{id}', () => {
   it('sets completed = true, then back to false, answering 200 with the record after the update', async () => {
     const done = await put('1', { completed: true });
     expect(done.statusCode).toBe(200);

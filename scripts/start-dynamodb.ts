@@ -1,0 +1,51 @@
+/**
+ * `npm run start:dynamodb`: the API through serverless-offline with the DynamoDB store.
+ *
+ * With DYNAMODB_ENDPOINT set it uses that endpoint; otherwise it starts dynalite, an
+ * in-memory DynamoDB-compatible server, on a free loopback port for as long as it runs.
+ * Either way it creates the table if it is missing. TODOS_TABLE names it (`todos`).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient, startDynalite } from './local-dynamodb';
+
+async function main(): Promise<void> {
+  const table = process.env.TODOS_TABLE ?? 'todos';
+  const embedded = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynalite();
+  const endpoint = process.env.DYNAMODB_ENDPOINT ?? embedded?.endpoint ?? '';
+  console.log(`DynamoDB store: table "${table}" at ${endpoint}${embedded ? ' (embedded dynalite, in memory)' : ''}`);
+  await ensureTable(localClient(endpoint), table);
+
+  const serverless = spawn(
+    process.execPath,
+    [
+      resolve(__dirname, '../node_modules/serverless/bin/serverless.js'),
+      'offline',
+      '--param=store=dynamodb',
+      `--param=table=${table}`,
+    ],
+    {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        DYNAMODB_ENDPOINT: endpoint,
+        // A local endpoint takes any credentials, but the SDK wants some.
+        AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? LOCAL_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? LOCAL_CREDENTIALS.secretAccessKey,
+        AWS_REGION: process.env.AWS_REGION ?? LOCAL_REGION,
+      },
+    },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => serverless.kill(signal));
+  }
+  const [code] = (await once(serverless, 'exit')) as [number | null];
+  await embedded?.close();
+  process.exit(code ?? 0);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { unzipSync } from 'fflate';
+import { tableDefinition } from '../../scripts/local-dynamodb';
+import { freePort, PROJECT_ROOT } from '../support/offline';
+
+const run = promisify(execFile);
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+
+interface Packaged {
+  resources: Record<string, Resource>;
+  dir: string;
+}
+
+/** `serverless package` with the given parameters and no AWS credentials at all. */
+async function servicePackage(params: string[]): Promise<Packaged> {
+  const dir = mkdtempSync(join(tmpdir(), 'todo-package-'));
+  const cli = join(PROJECT_ROOT, 'node_modules/serverless/bin/serverless.js');
+  await run(process.execPath, [cli, 'package', '--package', dir, ...params.map((param) => `--param=${param}`)], {
+    cwd: PROJECT_ROOT,
+    // A PORT of its own, so its esbuild work folder is not a running server's.
+    env: {
+      ...process.env,
+      PORT: String(await freePort()),
+      AWS_ACCESS_KEY_ID: '',
+      AWS_SECRET_ACCESS_KEY: '',
+      AWS_PROFILE: 'none',
+    },
+  });
+  const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as {
+    Resources: Record<string, Resource>;
+  };
+  return { resources: template.Resources, dir };
+}
+
+const ofType = (result: Packaged, type: string) => Object.values(result.resources).filter((r) => r.Type === type);
+
+interface Statement {
+  Effect: string;
+  Action: string[];
+  Resource: unknown;
+}
+
+function roleStatements(result: Packaged): Statement[] {
+  const [role] = ofType(result, 'AWS::IAM::Role');
+  const policies = role?.Properties.Policies as { PolicyDocument: { Statement: Statement[] } }[];
+  return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+}
+
+const packages: Partial<Record<'memory' | 'dynamodb', Packaged>> = {};
+
+beforeAll(async () => {
+  // One after the other: serverless uses the service's own .serverless/ folder while it packages.
+  packages.memory = await servicePackage([]);
+  packages.dynamodb = await servicePackage(['store=dynamodb']);
+}, 120_000);
+
+afterAll(() => {
+  for (const { dir } of Object.values(packages)) rmSync(dir, { recursive: true, force: true });
+});
+
+function packaged(store: 'memory' | 'dynamodb'): Packaged {
+  const result = packages[store];
+  if (result === undefined) throw new Error(`serverless package for the ${store} store did not run`);
+  return result;
+}
+
+describe.each(['memory', 'dynamodb'] as const)('serverless package, %s store', (store) => {
+  it('has five functions on nodejs22.x, each told its store', () => {
+    const functions = ofType(packaged(store), 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(5);
+    for (const fn of functions) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Environment).toMatchObject({ Variables: { TODO_STORE: store } });
+    }
+  });
+
+  it('has exactly the five routes of SPEC.md on an HTTP API with payload 2.0', () => {
+    const routes = ofType(packaged(store), 'AWS::ApiGatewayV2::Route').map((route) => route.Properties.RouteKey);
+    expect(routes.sort()).toEqual([
+      'DELETE /todos/{id}',
+      'GET /todos',
+      'GET /todos/{id}',
+      'POST /todos',
+      'PUT /todos/{id}',
+    ]);
+    for (const integration of ofType(packaged(store), 'AWS::ApiGatewayV2::Integration')) {
+      expect(integration.Properties.PayloadFormatVersion).toBe('2.0');
+    }
+  });
+
+  it('ships each function alone in its own zip: one minified bundle, no node_modules, no AWS SDK', () => {
+    const zips = readdirSync(packaged(store).dir)
+      .filter((name) => name.endsWith('.zip'))
+      .sort();
+    expect(zips).toEqual(['createTodo.zip', 'deleteTodo.zip', 'getTodo.zip', 'listTodos.zip', 'updateTodo.zip']);
+    for (const zip of zips) {
+      const files = unzipSync(readFileSync(join(packaged(store).dir, zip)));
+      const name = `functions/${zip.replace('.zip', '.js')}`;
+      expect(Object.keys(files)).toEqual([name]);
+      const code = Buffer.from(files[name] ?? []).toString('utf8');
+      // The SDK stays external (the runtime has it); the memory store's bundles do not even load it.
+      expect(code).not.toContain('DynamoDBClient=class');
+      expect(code.includes('require("@aws-sdk/')).toBe(store === 'dynamodb');
+    }
+  });
+});
+
+describe('serverless package, dynamodb store: table and IAM', () => {
+  it('creates the table on demand, with the keys the store and the local scripts use', () => {
+    const [table] = ofType(packaged('dynamodb'), 'AWS::DynamoDB::Table');
+    const local = tableDefinition('todo-api-dev-todos');
+    expect(table?.Properties).toMatchObject({
+      TableName: local.TableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: local.AttributeDefinitions,
+      KeySchema: local.KeySchema,
+    });
+    expect(ofType(packaged('memory'), 'AWS::DynamoDB::Table')).toEqual([]);
+  });
+
+  it('grants only the five item actions the store uses, on that table only', () => {
+    const dynamo = roleStatements(packaged('dynamodb')).filter((statement) =>
+      statement.Action.some((a) => a.startsWith('dynamodb:')),
+    );
+    expect(dynamo).toEqual([
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:Query',
+        ],
+        Resource: { 'Fn::GetAtt': ['TodosTable', 'Arn'] },
+      },
+    ]);
+    const everyAction = roleStatements(packaged('dynamodb')).flatMap((statement) => statement.Action);
+    expect(everyAction.filter((action) => action.includes('*'))).toEqual([]);
+    expect(roleStatements(packaged('memory')).flatMap((statement) => statement.Action)).not.toContainEqual(
+      expect.stringMatching(/^dynamodb:/),
+    );
+  });
+
+  it('tells the functions the table name', () => {
+    for (const fn of ofType(packaged('dynamodb'), 'AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment).toMatchObject({ Variables: { TODOS_TABLE: 'todo-api-dev-todos' } });
+    }
+  });
+});

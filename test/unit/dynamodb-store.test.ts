@@ -1,0 +1,130 @@
+import { once } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { getTodo } from '../../functions/getTodo';
+import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb-store';
+import { StoreUnavailable } from '../../lib/errors';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local-dynamodb';
+import { bodyOf, event, invoke } from '../support/event';
+import { freePort } from '../support/offline';
+import { dynamoDbStore, freshTable } from '../support/stores';
+
+const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
+const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
+
+describe('DynamoDB store under concurrency', () => {
+  it('gives 100 parallel creates 100 distinct consecutive ids, all listed in order', async () => {
+    const store = dynamoDbStore(await freshTable());
+    const created = await Promise.all(range(0, 100).map((i) => store.create(`t${i}`)));
+    expect(ids(created).sort((a, b) => a - b)).toEqual(range(3, 100));
+    expect(ids(await store.list())).toEqual([1, 2, ...range(3, 100)]);
+  });
+
+  it('seeds exactly once when many cold starts race on a new table', async () => {
+    const table = await freshTable();
+    // Each store instance is one container's cold start.
+    const containers = range(0, 20).map(() => dynamoDbStore(table));
+    const lists = await Promise.all(containers.map((store) => store.list()));
+    for (const list of lists) expect(ids(list)).toEqual([1, 2]);
+    const created = await Promise.all(containers.map((store, i) => store.create(`from ${i}`)));
+    expect(ids(created).sort((a, b) => a - b)).toEqual(range(3, 20));
+  });
+
+  it('never seeds a table twice: a deleted record 1 stays deleted after a restart, and the counter goes on', async () => {
+    const table = await freshTable();
+    const before = dynamoDbStore(table);
+    await before.create('three');
+    await before.remove(1);
+    await before.remove(3);
+    const after = dynamoDbStore(table);
+    expect(ids(await after.list())).toEqual([2]);
+    expect((await after.create('four')).id).toBe(4);
+  });
+
+  it('never lets a PUT racing a DELETE resurrect the record', async () => {
+    const store = dynamoDbStore(await freshTable());
+    for (let round = 0; round < 25; round++) {
+      const { id } = await store.create(`race ${round}`);
+      // Both orders of sending: the DELETE first is the one that could resurrect.
+      const [updated, removed] =
+        round % 2 === 0
+          ? await Promise.all([store.update(id, { completed: true }), store.remove(id)])
+          : await Promise.all([store.remove(id), store.update(id, { completed: true })]).then(
+              ([r, u]) => [u, r] as const,
+            );
+      expect(removed).toBe(true);
+      expect(updated === undefined || updated.id === id).toBe(true);
+      expect(await store.get(id)).toBeUndefined();
+    }
+    expect(ids(await store.list())).toEqual([1, 2]);
+  });
+
+  it('lists every page, not just the first', async () => {
+    const table = await freshTable();
+    await Promise.all(range(0, 9).map((i) => dynamoDbStore(table).create(`t${i}`)));
+    expect(ids(await dynamoDbStore(table, { pageSize: 2 }).list())).toEqual(range(1, 11));
+  });
+
+  it('lists past DynamoDB’s 1 MB page: 3 MB of titles', async () => {
+    const store = dynamoDbStore(await freshTable());
+    for (let i = 0; i < 30; i++) await store.create(`${i}`.padEnd(100_000, '.'));
+    const listed = await store.list();
+    expect(listed).toHaveLength(32);
+    expect(ids(listed)).toEqual(range(1, 32));
+  });
+});
+
+describe('DynamoDB store failures', () => {
+  const savedEnv = { ...process.env };
+  let silent: Server;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    // The SDK resolves region and credentials from the environment, as on Lambda.
+    Object.assign(process.env, {
+      AWS_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    });
+    // Accepts connections and never answers: a DynamoDB that hangs.
+    silent = createServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+  });
+
+  afterAll(async () => {
+    process.env = savedEnv;
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    await once(silent, 'close');
+  });
+
+  const storeAt = (endpoint: string): DynamoDbTodoStore =>
+    dynamoDbStoreFromEnv({ TODOS_TABLE: 'todos', DYNAMODB_ENDPOINT: endpoint });
+
+  async function expect503(store: DynamoDbTodoStore): Promise<void> {
+    const response = await invoke(getTodo(store), event({ id: '1' }));
+    expect(response.statusCode).toBe(503);
+    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
+    expect(bodyOf(response)).toEqual({ error: expect.any(String) });
+    expect(response.body).not.toMatch(/at |ECONNREFUSED|Timeout/);
+  }
+
+  it('answers a JSON 503 with Retry-After when DynamoDB is unreachable', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    await expect(storeAt(closed).list()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect503(storeAt(closed));
+  });
+
+  it('answers a JSON 503 within the function timeout when DynamoDB hangs', async () => {
+    const { port } = silent.address() as { port: number };
+    const started = Date.now();
+    await expect503(storeAt(`http://127.0.0.1:${port}`));
+    // Three attempts of at most 2 s each, plus backoff, inside the 10 s function timeout.
+    expect(Date.now() - started).toBeLessThan(9_000);
+  }, 20_000);
+
+  it('answers a JSON 503 when the table does not exist', async () => {
+    await expect503(dynamoDbStore('no-such-table'));
+  });
+});
