@@ -6,6 +6,8 @@ const transform: Config['transform'] = { '^.+\\.ts$': ['ts-jest', {}] };
 // Local runs are on Node 20 (this machine); the AWS SDK's notice that its 2027 releases need Node 22 is
 // about deployment, which uses nodejs22.x, and would only bury the test output.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// Tests stay quiet unless LOG_LEVEL asks otherwise (the servers they start inherit it too).
+process.env.LOG_LEVEL ??= 'silent';
 
 const config: Config = {
   projects: [

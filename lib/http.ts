@@ -6,6 +6,7 @@ import type {
 } from 'aws-lambda';
 import { InvalidInput, StoreUnavailable, TodoNotFound } from './errors';
 import { parseJsonObject, parseTodoId, type JsonObject } from './input';
+import { errorFields, log } from './log';
 
 /**
  * The HTTP edge: how a request is read and how every answer is written.
@@ -41,28 +42,57 @@ export function jsonBody(event: APIGatewayProxyEventV2): JsonObject {
   return parseJsonObject(isBase64Encoded && body !== undefined ? Buffer.from(body, 'base64').toString('utf8') : body);
 }
 
-/** Turns whatever a handler throws into the answer the client gets. */
-function errorToResponse(error: unknown): HttpResponse {
-  if (error instanceof TodoNotFound) return errorResponse(404, 'Todo not found');
-  if (error instanceof InvalidInput) return errorResponse(400, error.message);
+/** Turns whatever a handler throws into the answer the client gets; only unexpected failures are errors. */
+function errorToResponse(error: unknown): { response: HttpResponse; unexpected: boolean } {
+  if (error instanceof TodoNotFound) return { response: errorResponse(404, 'Todo not found'), unexpected: false };
+  if (error instanceof InvalidInput) return { response: errorResponse(400, error.message), unexpected: false };
   if (error instanceof StoreUnavailable) {
-    console.error(error);
-    return errorResponse(503, 'Service temporarily unavailable, please retry', { 'retry-after': '1' });
+    const response = errorResponse(503, 'Service temporarily unavailable, please retry', { 'retry-after': '1' });
+    return { response, unexpected: true };
   }
-  // The gateway would turn a thrown error into a bare 502; the stack stays in the log.
-  console.error(error);
-  return errorResponse(500, 'Internal server error');
+  // The gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
+  return { response: errorResponse(500, 'Internal server error'), unexpected: true };
+}
+
+/** The path's `{id}` as the client sent it, kept short: the log is for finding requests, not storing input. */
+function todoIdForLog(event: APIGatewayProxyEventV2, response: HttpResponse): string | number | undefined {
+  const raw = event.pathParameters?.id;
+  if (raw !== undefined) return raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
+  // POST: the id of the record it created.
+  if (response.statusCode === 201 && typeof response.body === 'string') {
+    return (JSON.parse(response.body) as { id?: number }).id;
+  }
+  return undefined;
 }
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResponse>;
 
-/** Wraps a handler so that it never throws: every failure leaves as a JSON error. */
+/**
+ * Wraps a handler so that it never throws (every failure leaves as a JSON error) and logs one
+ * line per request: never the body or the title, and the stack only for unexpected failures.
+ */
 export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
   return async (event, context) => {
+    const started = performance.now();
+    let response: HttpResponse;
+    let failure: unknown;
     try {
-      return await handle(event, context);
+      response = await handle(event, context);
     } catch (error) {
-      return errorToResponse(error);
+      const mapped = errorToResponse(error);
+      response = mapped.response;
+      if (mapped.unexpected) failure = error;
     }
+    log(failure === undefined ? 'info' : 'error', {
+      message: 'request',
+      method: event.requestContext.http.method,
+      route: event.routeKey,
+      status: response.statusCode,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      requestId: context.awsRequestId,
+      todoId: todoIdForLog(event, response),
+      ...(failure === undefined ? {} : { error: errorFields(failure) }),
+    });
+    return response;
   };
 }

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ApiClient } from '../support/client';
+import { startOffline, type OfflineServer } from '../support/offline';
+
+/** What an operator sees from a running `npm start`: one JSON line per request. */
+describe('npm start logs', () => {
+  let server: OfflineServer;
+  beforeAll(async () => {
+    server = await startOffline({ env: { LOG_LEVEL: 'info' } });
+  }, 60_000);
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const jsonLines = () =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('prints one JSON line for a request, with its fields and no title', async () => {
+    const api = new ApiClient(server.url);
+    const before = jsonLines().length;
+    expect((await api.post('/todos', { title: 'do not log me' })).status).toBe(201);
+    expect((await api.get('/todos/3')).status).toBe(200);
+    // stdout arrives a moment after the response.
+    const deadline = Date.now() + 5_000;
+    while (jsonLines().length < before + 2 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
+    const lines = jsonLines().slice(before);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'info', method: 'POST', route: 'POST /todos', status: 201, todoId: 3 }),
+      {
+        level: 'info',
+        time: expect.any(String),
+        message: 'request',
+        method: 'GET',
+        route: 'GET /todos/{id}',
+        status: 200,
+        durationMs: expect.any(Number),
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        todoId: '3',
+      },
+    ]);
+    expect(server.output()).not.toContain('do not log me');
+  });
+});
