@@ -1,0 +1,25 @@
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from './offline';
+
+/** What a server needs from the project; node_modules is linked, not copied. */
+const PROJECT_FILES = ['functions', 'lib', 'scripts', 'serverless.yml', 'package.json', 'tsconfig.json'];
+
+export interface ScratchCopy {
+  readonly dir: string;
+  remove(): void;
+}
+
+/** A throwaway copy of the project, for tests that edit source files. */
+export function scratchCopy(): ScratchCopy {
+  const dir = mkdtempSync(join(tmpdir(), 'todo-scratch-'));
+  for (const entry of PROJECT_FILES) cpSync(join(PROJECT_ROOT, entry), join(dir, entry), { recursive: true });
+  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return {
+    dir,
+    remove: () => {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
