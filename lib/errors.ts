@@ -8,6 +8,11 @@ export class InvalidInput extends Error {
   override readonly name = 'InvalidInput';
 }
 
+/** The request body is over MAX_BODY_BYTES: 413. */
+export class PayloadTooLarge extends Error {
+  override readonly name = 'PayloadTooLarge';
+}
+
 /** The id matches no record, or cannot match one: 404 "Todo not found". */
 export class TodoNotFound extends Error {
   override readonly name = 'TodoNotFound';

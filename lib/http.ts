@@ -4,7 +4,7 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { InvalidInput, StoreUnavailable, TodoNotFound } from './errors';
+import { InvalidInput, PayloadTooLarge, StoreUnavailable, TodoNotFound } from './errors';
 import { parseJsonObject, parseTodoId, type JsonObject } from './input';
 import { errorFields, log } from './log';
 
@@ -46,6 +46,7 @@ export function jsonBody(event: APIGatewayProxyEventV2): JsonObject {
 function errorToResponse(error: unknown): { response: HttpResponse; unexpected: boolean } {
   if (error instanceof TodoNotFound) return { response: errorResponse(404, 'Todo not found'), unexpected: false };
   if (error instanceof InvalidInput) return { response: errorResponse(400, error.message), unexpected: false };
+  if (error instanceof PayloadTooLarge) return { response: errorResponse(413, error.message), unexpected: false };
   if (error instanceof StoreUnavailable) {
     const response = errorResponse(503, 'Service temporarily unavailable, please retry', { 'retry-after': '1' });
     return { response, unexpected: true };

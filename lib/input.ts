@@ -1,15 +1,27 @@
-import { InvalidInput, TodoNotFound } from './errors';
+import { InvalidInput, PayloadTooLarge, TodoNotFound } from './errors';
 import type { TodoPatch } from './todos';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
 /**
- * The body must be one JSON object. `JSON.parse` makes `__proto__` an own key,
+ * The largest request body accepted, in UTF-8 bytes. It keeps every record far inside
+ * DynamoDB's 400 KB item limit (a bigger title would fail there, as a 5xx) and lets GET /todos
+ * hold about 90 records of the largest title within Lambda's 6 MB response limit (tens of
+ * thousands of ordinary ones).
+ */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The body must be one JSON object, of at most MAX_BODY_BYTES. `JSON.parse` makes `__proto__` an own key,
  * never a prototype, and only the named fields below are ever read from it, so
  * no other key can reach a record.
  */
 export function parseJsonObject(body: string | undefined): JsonObject {
-  if (body === undefined || body === '') throw new InvalidInput('Request body must be a JSON object');
+  // `!body`, not `=== undefined`: serverless-offline sends `null` for a request without one.
+  if (!body) throw new InvalidInput('Request body must be a JSON object');
+  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) {
+    throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);

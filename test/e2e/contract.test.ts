@@ -1,4 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
+import { Contract } from '../support/contract';
 import { ApiClient, type ApiResponse } from '../support/client';
 import { NOT_FOUND_IDS } from '../support/expectations';
 import { E2E_STORES, serverFor } from './servers';
@@ -22,7 +23,7 @@ function expectNotFound(response: ApiResponse): void {
 }
 
 describe.each(E2E_STORES)('$store store', ({ store }) => {
-  const api = new ApiClient(serverFor(__filename, store));
+  const api = new ApiClient(serverFor(__filename, store), new Contract());
 
   describe('SPEC.md over HTTP', () => {
     it('§1: starts with records 1 (completed = false) and 2 (completed = true)', async () => {

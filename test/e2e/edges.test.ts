@@ -1,4 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
+import { Contract } from '../support/contract';
 import { ApiClient, type ApiResponse } from '../support/client';
 import { NOT_AN_OBJECT_BODIES } from '../support/expectations';
 import { E2E_STORES, serverFor } from './servers';
@@ -11,7 +12,7 @@ function expectBadRequest(response: ApiResponse): void {
 
 /** What SPEC.md leaves open, answered as users of a well-made API expect. */
 describe.each(E2E_STORES)('$store store', ({ store }) => {
-  const api = new ApiClient(serverFor(__filename, store));
+  const api = new ApiClient(serverFor(__filename, store), new Contract());
   const listing = async (): Promise<unknown> => (await api.get('/todos')).json();
 
   describe('bad input', () => {

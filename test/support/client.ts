@@ -1,4 +1,5 @@
 /** A small HTTP client for the running API, used by the e2e tests and the load script. */
+import type { Contract } from './contract';
 
 export interface ApiResponse {
   readonly status: number;
@@ -20,7 +21,11 @@ export interface RequestOptions {
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'PATCH';
 
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  /** With a contract, every response is checked against openapi.yaml, and a breach throws. */
+  constructor(
+    readonly baseUrl: string,
+    private readonly contract?: Contract,
+  ) {}
 
   async request(
     method: Method,
@@ -34,6 +39,11 @@ export class ApiClient {
       ...(payload === undefined ? {} : { body: payload }),
     });
     const text = await response.text();
+    this.contract?.check(method, path, {
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      text,
+    });
     return {
       status: response.status,
       contentType: response.headers.get('content-type'),

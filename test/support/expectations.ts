@@ -43,3 +43,15 @@ export const NOT_AN_OBJECT_BODIES = [
   '42',
   'true',
 ];
+
+/** A POST/PUT body of exactly `bytes` UTF-8 bytes: `{"title":"xxx…"}`. */
+export function bodyOfBytes(bytes: number): string {
+  const frame = '{"title":""}';
+  return `{"title":"${'x'.repeat(bytes - frame.length)}"}`;
+}
+
+export function expectPayloadTooLarge(response: HttpResponse): void {
+  expect(response.statusCode).toBe(413);
+  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+  expect(bodyOf(response)).toEqual({ error: expect.stringContaining('larger than 65536 bytes') });
+}

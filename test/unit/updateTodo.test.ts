@@ -3,7 +3,15 @@ import { updateTodo } from '../../functions/updateTodo';
 import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
-import { NOT_AN_OBJECT_BODIES, NOT_FOUND_IDS, expectBadRequest, expectTodoNotFound } from '../support/expectations';
+import { MAX_BODY_BYTES } from '../../lib/input';
+import {
+  NOT_AN_OBJECT_BODIES,
+  NOT_FOUND_IDS,
+  bodyOfBytes,
+  expectBadRequest,
+  expectPayloadTooLarge,
+  expectTodoNotFound,
+} from '../support/expectations';
 
 describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   let store: TodoStore;
@@ -93,5 +101,16 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
     );
     expect(bodyOf(response)).toEqual({ id: 1, title: 'Read the spec', completed: false });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('answers 413 for a body over 64 KiB and changes nothing', async () => {
+    const before = await store.list();
+    expectPayloadTooLarge(
+      await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })),
+    );
+    expect(await store.list()).toEqual(before);
+    expect(
+      (await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES) }))).statusCode,
+    ).toBe(200);
   });
 });
