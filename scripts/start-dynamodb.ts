@@ -24,6 +24,8 @@ async function main(): Promise<void> {
       'offline',
       '--param=store=dynamodb',
       `--param=table=${table}`,
+      // Anything after `npm run start:dynamodb --` goes to serverless offline.
+      ...process.argv.slice(2),
     ],
     {
       stdio: 'inherit',

@@ -16,6 +16,8 @@ export interface OfflineServer {
 export interface StartOptions {
   /** The npm script to run: `start` by default. */
   script?: string;
+  /** Extra arguments for serverless offline (after `--`). */
+  args?: string[];
   /** The project folder; this checkout by default. */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
@@ -40,13 +42,14 @@ export async function freePort(): Promise<number> {
 /** Starts `npm run <script>` on a free port and resolves once it answers requests. */
 export async function startOffline({
   script = 'start',
+  args = [],
   cwd = PROJECT_ROOT,
   env = {},
   timeoutMs = 60_000,
 }: StartOptions = {}): Promise<OfflineServer> {
   const port = await freePort();
   // Its own process group, so stop() ends npm, the shell and serverless together.
-  const child = spawn('npm', ['run', '--silent', script], {
+  const child = spawn('npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])], {
     cwd,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
