@@ -32,7 +32,7 @@ describe('npm start logs', () => {
       expect.objectContaining({ level: 'info', method: 'POST', route: 'POST /todos', status: 201, todoId: 3 }),
       {
         level: 'info',
-        time: expect.any(String),
+        time: expect.any(Number),
         message: 'request',
         method: 'GET',
         route: 'GET /todos/{id}',

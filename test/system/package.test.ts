@@ -1,45 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { unzipSync } from 'fflate';
 import { tableDefinition } from '../../scripts/local-dynamodb';
-import { freePort, PROJECT_ROOT } from '../support/offline';
-
-const run = promisify(execFile);
-
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
-}
-
-interface Packaged {
-  resources: Record<string, Resource>;
-  dir: string;
-}
-
-/** `serverless package` with the given parameters and no AWS credentials at all. */
-async function servicePackage(params: string[]): Promise<Packaged> {
-  const dir = mkdtempSync(join(tmpdir(), 'todo-package-'));
-  const cli = join(PROJECT_ROOT, 'node_modules/serverless/bin/serverless.js');
-  await run(process.execPath, [cli, 'package', '--package', dir, ...params.map((param) => `--param=${param}`)], {
-    cwd: PROJECT_ROOT,
-    // A PORT of its own, so its esbuild work folder is not a running server's.
-    env: {
-      ...process.env,
-      PORT: String(await freePort()),
-      AWS_ACCESS_KEY_ID: '',
-      AWS_SECRET_ACCESS_KEY: '',
-      AWS_PROFILE: 'none',
-    },
-  });
-  const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as {
-    Resources: Record<string, Resource>;
-  };
-  return { resources: template.Resources, dir };
-}
+import { functionZips, servicePackage, type Packaged } from '../support/package';
 
 const ofType = (result: Packaged, type: string) => Object.values(result.resources).filter((r) => r.Type === type);
 
@@ -98,13 +60,10 @@ describe.each(['memory', 'dynamodb'] as const)('serverless package, %s store', (
   });
 
   it('ships each function alone in its own zip: one minified bundle, no node_modules, no AWS SDK', () => {
-    const zips = readdirSync(packaged(store).dir)
-      .filter((name) => name.endsWith('.zip'))
-      .sort();
-    expect(zips).toEqual(['createTodo.zip', 'deleteTodo.zip', 'getTodo.zip', 'listTodos.zip', 'updateTodo.zip']);
-    for (const zip of zips) {
-      const files = unzipSync(readFileSync(join(packaged(store).dir, zip)));
-      const name = `functions/${zip.replace('.zip', '.js')}`;
+    const zips = functionZips(packaged(store));
+    expect([...zips.keys()]).toEqual(['createTodo', 'deleteTodo', 'getTodo', 'listTodos', 'updateTodo']);
+    for (const [fn, files] of zips) {
+      const name = `functions/${fn}.js`;
       expect(Object.keys(files)).toEqual([name]);
       const code = Buffer.from(files[name] ?? []).toString('utf8');
       // The SDK stays external (the runtime has it); the memory store's bundles do not even load it.

@@ -1,15 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import fs from 'node:fs';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import type { TodoStore } from '../../lib/todos';
 import { event, invoke, type EventOptions } from '../support/event';
 import { STORES } from '../support/stores';
 
-/** Every line written to stdout while `run` runs, parsed as JSON (each must be). */
+/** Every line written to fd 1 while `run` runs, parsed as JSON (each must be). */
 async function logLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
   const written: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    written.push(String(chunk));
-    return true;
+  const spy = jest.spyOn(fs, 'writeSync').mockImplementation((fd: number, data: unknown) => {
+    if (fd !== 1 || !(data instanceof Uint8Array)) throw new Error(`unexpected write to ${fd}`);
+    written.push(Buffer.from(data).toString('utf8'));
+    return data.length;
   });
   try {
     await run();
@@ -71,7 +73,7 @@ describe('request logs', () => {
     expect(lines).toEqual([
       {
         level: 'info',
-        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        time: expect.any(Number),
         message: 'request',
         method: 'GET',
         route: 'GET /todos/{id}',
@@ -158,5 +160,38 @@ describe('LOG_LEVEL', () => {
       message: 'outer',
       cause: { message: 'inner' },
     });
+  });
+});
+
+describe('writeLine', () => {
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  it('hands process.stdout the whole line when the synchronous write fails (a full non-blocking pipe)', async () => {
+    const { writeLine } = (await loadWith(undefined)).log;
+    jest.spyOn(fs, 'writeSync').mockImplementation(() => {
+      throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+    });
+    const queued = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    writeLine('{"a":1}\n');
+    expect(queued).toHaveBeenCalledTimes(1);
+    expect(Buffer.from(queued.mock.calls[0]?.[0] as Uint8Array).toString()).toBe('{"a":1}\n');
+  });
+
+  it('hands process.stdout the rest of a line written only in part', async () => {
+    const { writeLine } = (await loadWith(undefined)).log;
+    jest.spyOn(fs, 'writeSync').mockImplementation(() => 3);
+    const queued = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    writeLine('{"a":1}\n');
+    expect(Buffer.from(queued.mock.calls[0]?.[0] as Uint8Array).toString()).toBe('":1}\n');
+  });
+
+  it('writes nothing more when the synchronous write takes it all', async () => {
+    const { writeLine } = (await loadWith(undefined)).log;
+    jest.spyOn(fs, 'writeSync').mockImplementation((_fd: number, data: unknown) => (data as Uint8Array).length);
+    const queued = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    writeLine('{"a":1}\n');
+    expect(queued).not.toHaveBeenCalled();
   });
 });

@@ -1,0 +1,170 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { killGroup, PROJECT_ROOT, startOffline } from '../../test/support/offline';
+import { scratchCopy } from '../../test/support/scratch';
+import { round, type Row } from '../lib';
+
+interface Target {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+interface Measured {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+const SECONDS = 3;
+const ROUNDS = 3;
+const CONNECTIONS = 8;
+const WARM_UP: Target = { name: 'warm-up', method: 'GET', path: '/todos/1' };
+const POST_BODY = JSON.stringify({ title: 'twenty characters!!!' });
+
+/** A function that answers at once with a body like GET /todos/1's: the emulator's own cost. */
+const CONSTANT_HANDLER = `export const handler = async () => ({
+  statusCode: 200,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: '{"id":1,"title":"Read the spec","completed":false}',
+});
+`;
+
+async function measure(url: string, { method, path, body }: Target): Promise<Measured> {
+  const result = await autocannon({
+    url: url + path,
+    method,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }),
+  });
+  if (result.errors > 0 || result.non2xx > 0)
+    throw new Error(`${method} ${path}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** The run with the median throughput, with its latencies. */
+function medianOf(runs: Measured[]): Measured {
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor(sorted.length / 2)] ?? { rps: NaN, p50: NaN, p99: NaN };
+}
+
+function rowsFor(server: string, target: Target, measured: Measured): Row[] {
+  const name = `${server}: ${target.name}`;
+  return [
+    {
+      section: 'emulator',
+      name,
+      value: Math.round(measured.rps),
+      unit: 'req/s',
+      note: `p50 ${measured.p50} ms, p99 ${measured.p99} ms`,
+    },
+  ];
+}
+
+/** The five handlers on a bare node:http server, as a child process. */
+async function startBare(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', join(PROJECT_ROOT, 'bench/bare-server.ts')], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0' },
+  });
+  const [line] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = /listening (\d+)/.exec(line.toString())?.[1];
+  if (port === undefined) throw new Error(`bare server said: ${line.toString()}`);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      const exited = once(child, 'exit');
+      killGroup(child.pid ?? 0, 'SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/**
+ * Throughput and latency through serverless-offline of our handlers beside a constant handler
+ * in the same emulator process (same run), and of our handlers on a bare node:http server.
+ */
+export async function emulator(): Promise<Row[]> {
+  const scratch = scratchCopy();
+  writeFileSync(join(scratch.dir, 'functions/constant.ts'), CONSTANT_HANDLER);
+  // serverless.yml ends with its functions block.
+  appendFileSync(
+    join(scratch.dir, 'serverless.yml'),
+    "  constant:\n    handler: functions/constant.handler\n    events:\n      - httpApi: 'GET /constant'\n      - httpApi: 'POST /constant'\n",
+  );
+  const ours: Target[] = [
+    { name: 'GET /todos/1', method: 'GET', path: '/todos/1' },
+    { name: 'GET /todos', method: 'GET', path: '/todos' },
+    { name: 'POST /todos', method: 'POST', path: '/todos', body: POST_BODY },
+  ];
+  const constant: Record<string, Target> = {
+    GET: { name: 'constant GET', method: 'GET', path: '/constant' },
+    POST: { name: 'constant POST', method: 'POST', path: '/constant', body: POST_BODY },
+  };
+  const rows: Row[] = [];
+  const results = new Map<string, Measured>();
+
+  // --noTimeout: serverless-offline otherwise keeps each invocation's timeout timer, and the
+  // response it holds, for 10 s; its heap then grows through the run and slows later runs.
+  const offline = await startOffline({ cwd: scratch.dir, args: ['--noTimeout'], env: { LOG_LEVEL: 'silent' } });
+  try {
+    await measure(offline.url, WARM_UP);
+    // Ours and the constant handler alternate, round after round, so drift hits both alike.
+    for (const target of ours) {
+      const reference = constant[target.method] ?? target;
+      const mine: Measured[] = [];
+      const theirs: Measured[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        mine.push(await measure(offline.url, target));
+        theirs.push(await measure(offline.url, reference));
+      }
+      const mineMedian = medianOf(mine);
+      const theirsMedian = medianOf(theirs);
+      results.set(`offline ${target.name}`, mineMedian);
+      rows.push(
+        ...rowsFor('serverless-offline', target, mineMedian),
+        ...rowsFor('serverless-offline', reference, theirsMedian),
+      );
+      const ratio = mineMedian.rps / theirsMedian.rps;
+      rows.push({
+        section: 'emulator',
+        name: `${target.name}: ours / constant, same emulator`,
+        value: round(ratio, 3),
+        unit: 'ratio',
+        ...(target.name === 'GET /todos' ? {} : { budget: '≥ 0.95', met: ratio >= 0.95 }),
+        note: `median of ${ROUNDS} alternating runs of ${SECONDS} s${target.name === 'GET /todos' ? '; grows with the list' : ''}`,
+      });
+    }
+  } finally {
+    await offline.stop();
+    scratch.remove();
+  }
+
+  const bare = await startBare();
+  try {
+    await measure(bare.url, WARM_UP);
+    for (const target of ours) {
+      const measured = await measure(bare.url, target);
+      rows.push(...rowsFor('bare node:http', target, measured));
+      const viaOffline = results.get(`offline ${target.name}`);
+      if (viaOffline) {
+        rows.push({
+          section: 'emulator',
+          name: `${target.name}: bare / serverless-offline`,
+          value: round(measured.rps / viaOffline.rps, 2),
+          unit: 'ratio',
+          note: 'how many times more requests our handlers serve without the emulator',
+        });
+      }
+    }
+  } finally {
+    await bare.stop();
+  }
+  return rows;
+}
