@@ -7,9 +7,9 @@
  *   npm run load -- --store dynamodb  # the same through start:dynamodb
  *   npm run load -- --amount 5000 --connections 8 --seconds 60 --heap-mb 256
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { startOffline } from '../test/support/offline';
+import { rssMb, serverlessPid } from './proc';
 
 export interface LoadOptions {
   /** Total requests, the main bound. */
@@ -141,26 +141,6 @@ export function findProblems(
   return problems;
 }
 
-/** Resident memory of the serverless process in the group that `npm start` leads, in MB. */
-export function serverRssMb(groupId: number): number {
-  let largest = Number.NaN;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Field 5 (the third after the parenthesised name) is the process group.
-      const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-      if (group !== groupId || !readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('serverless')) continue;
-      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
-      // The group also holds npm and a shell; the serverless node process is by far the largest.
-      if (rss) largest = Math.max(Number.isNaN(largest) ? 0 : largest, Math.round(Number(rss[1]) / 1024));
-    } catch {
-      // The process went away while we looked.
-    }
-  }
-  return largest;
-}
-
 function option(name: string, fallback: string): string {
   const index = process.argv.indexOf(`--${name}`);
   return index > 0 ? (process.argv[index + 1] ?? fallback) : fallback;
@@ -188,12 +168,13 @@ async function main(): Promise<void> {
   try {
     // One request so every function is loaded before the first reading.
     await fetch(`${server.url}/todos`);
-    const rssBefore = serverRssMb(server.pid);
+    const pid = serverlessPid(server.pid);
+    const rssBefore = rssMb(pid);
     const report = await runLoad(server.url, options).catch((error: unknown) => {
       console.error(server.output().split('\n').slice(-30).join('\n'));
       throw error;
     });
-    const rssAfter = serverRssMb(server.pid);
+    const rssAfter = rssMb(pid);
     console.log(
       `load: ${store} store, ${options.connections} connections, ${options.amount} requests at most, ` +
         `${options.maxSeconds} s at most, server heap capped at ${heapMb} MB`,

@@ -1,0 +1,41 @@
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** Linux's clock ticks per second for /proc times (USER_HZ), 100 on every common kernel. */
+const TICKS_PER_SECOND = 100;
+
+/** The fields of /proc/<pid>/stat after the parenthesised command name. */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * The serverless node process in the process group that `npm start` leads (the group also
+ * holds npm and a shell, whose command lines name serverless too).
+ */
+export function serverlessPid(groupId: number): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Field 5 of stat is the process group: the third after the command name.
+      if (Number(statFields(entry)[2]) !== groupId) continue;
+      const [program = '', ...args] = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (program.endsWith('node') && args.some((arg) => arg.includes('serverless'))) return Number(entry);
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  throw new Error(`no serverless process in group ${groupId}`);
+}
+
+export function rssMb(pid: number): number {
+  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return rss ? Math.round(Number(rss[1]) / 1024) : Number.NaN;
+}
+
+/** CPU time the process has used, user and system, in milliseconds. */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  // utime and stime are fields 14 and 15: the 12th and 13th after the command name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
