@@ -6,7 +6,7 @@ import { event } from '../../test/support/event';
 import { functionZips, servicePackage } from '../../test/support/package';
 import { median, round, type Row } from '../lib';
 
-const PROCESSES = 30;
+const PROCESSES = 40;
 
 /** Which event each function's first invocation gets. */
 const FIRST_EVENTS = {
