@@ -55,3 +55,20 @@ export function expectPayloadTooLarge(response: HttpResponse): void {
   expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
   expect(bodyOf(response)).toEqual({ error: expect.stringContaining('larger than 65536 bytes') });
 }
+
+/** The one JSON line a request logs: every field, exactly (the body and title are never among them). */
+export function requestLogLine(fields: {
+  method: string;
+  route: string;
+  status: number;
+  requestId: unknown;
+  todoId?: unknown;
+}): unknown {
+  return {
+    level: 'info',
+    time: expect.any(Number),
+    message: 'request',
+    durationMs: expect.any(Number),
+    ...fields,
+  };
+}

@@ -1,19 +1,14 @@
-import { describe, it, expect, beforeEach } from '@jest/globals';
+import { describe, it, expect } from '@jest/globals';
 import { listTodos } from '../../functions/listTodos';
-import type { TodoStore } from '../../lib/todos';
 import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
+import { handlerOn } from '../support/subject';
 
 describe.each(STORES)('GET /todos ($name store)', (fixture) => {
-  let store: TodoStore;
-  let handler: ReturnType<typeof listTodos>;
-  beforeEach(async () => {
-    store = await fixture.fresh();
-    handler = listTodos(store);
-  });
+  const subject = handlerOn(fixture, listTodos);
 
   it('answers 200 with the seeded records in list order, as JSON', async () => {
-    const response = await invoke(handler, event());
+    const response = await invoke(subject.handler, event());
     expect(response.statusCode).toBe(200);
     expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
     expect(bodyOf(response)).toEqual([
@@ -23,16 +18,16 @@ describe.each(STORES)('GET /todos ($name store)', (fixture) => {
   });
 
   it('lists created records at the end, in creation order', async () => {
-    await store.create('a');
-    await store.create('b');
-    const ids = (bodyOf(await invoke(handler, event())) as { id: number }[]).map((todo) => todo.id);
+    await subject.store.create('a');
+    await subject.store.create('b');
+    const ids = (bodyOf(await invoke(subject.handler, event())) as { id: number }[]).map((todo) => todo.id);
     expect(ids).toEqual([1, 2, 3, 4]);
   });
 
   it('answers an empty array when the collection is empty', async () => {
-    await store.remove(1);
-    await store.remove(2);
-    const response = await invoke(handler, event());
+    await subject.store.remove(1);
+    await subject.store.remove(2);
+    const response = await invoke(subject.handler, event());
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe('[]');
   });
