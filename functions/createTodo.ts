@@ -1,10 +1,10 @@
-import { httpHandler, json, jsonBody } from '../lib/http';
+import { created, httpHandler, jsonBody } from '../lib/http';
 import { newTodoTitle } from '../lib/input';
 import { store } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
 /** POST /todos: 201 with the new Todo (next id, completed = false); other fields are ignored. */
 export const createTodo = (todos: TodoStore) =>
-  httpHandler(async (event) => json(201, await todos.create(newTodoTitle(jsonBody(event)))));
+  httpHandler(async (event) => created(await todos.create(newTodoTitle(jsonBody(event)))));
 
 export const handler = createTodo(store);

@@ -7,6 +7,7 @@ import type {
 import { InvalidInput, PayloadTooLarge, StoreUnavailable, TodoNotFound } from './errors';
 import { parseJsonObject, parseTodoId, type JsonObject } from './input';
 import { errorFields, log } from './log';
+import type { Todo } from './todos';
 
 /**
  * The HTTP edge: how a request is read and how every answer is written.
@@ -24,6 +25,11 @@ export function json(statusCode: number, body: unknown, headers?: Record<string,
 
 export function text(statusCode: number, body: string): HttpResponse {
   return { statusCode, headers: { 'content-type': TEXT_TYPE }, body };
+}
+
+/** 201 Created, with the record and its address in `Location`. */
+export function created(todo: Todo): HttpResponse {
+  return json(201, todo, { location: `/todos/${todo.id}` });
 }
 
 function errorResponse(statusCode: number, message: string, headers?: Record<string, string>): HttpResponse {
@@ -53,15 +59,13 @@ function errorToResponse(error: unknown): HttpResponse {
   return errorResponse(500, 'Internal server error');
 }
 
-/** The path's `{id}` as the client sent it, kept short: the log is for finding requests, not storing input. */
-function todoIdForLog(event: APIGatewayProxyEventV2, response: HttpResponse): string | number | undefined {
-  const raw = event.pathParameters?.id;
-  if (raw !== undefined) return raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
-  // POST: the id of the record it created.
-  if (response.statusCode === 201 && typeof response.body === 'string') {
-    return (JSON.parse(response.body) as { id?: number }).id;
-  }
-  return undefined;
+/**
+ * The path's `{id}` as the client sent it, kept short (the log is for finding requests, not
+ * storing input); for a POST, the id in the Location it answered.
+ */
+function todoIdForLog(event: APIGatewayProxyEventV2, response: HttpResponse): string | undefined {
+  const raw = event.pathParameters?.id ?? response.headers?.location?.toString().split('/').pop();
+  return raw !== undefined && raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
 }
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResponse>;

@@ -30,7 +30,7 @@ describe('npm start logs', () => {
     while (jsonLines().length < before + 2 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
     const lines = jsonLines().slice(before);
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'info', method: 'POST', route: 'POST /todos', status: 201, todoId: 3 }),
+      expect.objectContaining({ level: 'info', method: 'POST', route: 'POST /todos', status: 201, todoId: '3' }),
       requestLogLine({
         method: 'GET',
         route: 'GET /todos/{id}',

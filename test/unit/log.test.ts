@@ -87,7 +87,7 @@ describe('request logs', () => {
       method: 'POST',
       body: { title: 'secret title text' },
     });
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', status: 201, todoId: 3 })]);
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', status: 201, todoId: '3' })]);
     expect(JSON.stringify(lines)).not.toContain('secret title text');
   });
 
