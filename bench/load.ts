@@ -6,6 +6,7 @@
  *   npm run load                      # 20,000 requests, 32 connections, memory store
  *   npm run load -- --store dynamodb  # the same through start:dynamodb
  *   npm run load -- --amount 5000 --connections 8 --seconds 60 --heap-mb 256
+ *   npm run load -- --amount 60000 --keep-timeout  # the emulator's own timeout timers kept (README, Limits)
  */
 import autocannon from 'autocannon';
 import { startOffline } from '../test/support/offline';
@@ -162,7 +163,8 @@ async function main(): Promise<void> {
     // ends (LambdaFunction#timeoutAndTerminate), which holds its response for the function
     // timeout (10 s): at thousands of requests a second that is hundreds of MB of the emulator's,
     // not ours. --noTimeout drops that timer, so the figures are the service's. README, Limits.
-    args: ['--noTimeout'],
+    // --keep-timeout runs the emulator as `npm start` does, to see that for yourself.
+    args: process.argv.includes('--keep-timeout') ? [] : ['--noTimeout'],
     env: { LOG_LEVEL: 'silent', NODE_OPTIONS: `--max-old-space-size=${heapMb}` },
   });
   try {
