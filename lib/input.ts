@@ -12,9 +12,9 @@ export type JsonObject = Readonly<Record<string, unknown>>;
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
- * The body must be one JSON object, of at most MAX_BODY_BYTES. `JSON.parse` makes `__proto__` an own key,
- * never a prototype, and only the named fields below are ever read from it, so
- * no other key can reach a record.
+ * The body must be one JSON object, of at most MAX_BODY_BYTES. `JSON.parse` makes `__proto__`
+ * an own key, never a prototype, and only the named fields below are ever read from it, so no
+ * other key can reach a record.
  */
 export function parseJsonObject(body: string | undefined): JsonObject {
   // `!body`, not `=== undefined`: serverless-offline sends `null` for a request without one.

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, documentClient, type DynamoDbStoreOptions } from '../../lib/dynamodb-store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
@@ -19,20 +21,29 @@ export function dynaliteEndpoint(): string {
   return endpoint;
 }
 
+// One client of each kind per test worker, made on first use: tests create hundreds of tables and stores.
+let admin: DynamoDBClient | undefined;
+let documents: DynamoDBDocumentClient | undefined;
+
 /** A new, empty table on the shared dynalite: each test gets its own, so nothing leaks between tests. */
 export async function freshTable(): Promise<string> {
   const table = `todos-${randomUUID()}`;
-  await ensureTable(localClient(dynaliteEndpoint()), table);
+  await ensureTable((admin ??= localClient(dynaliteEndpoint())), table);
   return table;
 }
 
-export function dynamoDbStore(
-  table: string,
-  options: DynamoDbStoreOptions = {},
-  endpoint = dynaliteEndpoint(),
-): DynamoDbTodoStore {
-  const db = documentClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
-  return new DynamoDbTodoStore(db, table, options);
+/**
+ * A store on a table of the shared dynalite. Each one seeds on its first call, as a container
+ * does on its cold start, so several on one table stand for several containers.
+ */
+export function dynamoDbStore(table: string, options: DynamoDbStoreOptions = {}): DynamoDbTodoStore {
+  documents ??= documentClient({
+    endpoint: dynaliteEndpoint(),
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    maxAttempts: 1,
+  });
+  return new DynamoDbTodoStore(documents, table, options);
 }
 
 /** Every store implementation; handler and store tests run once per entry (`describe.each`). */
