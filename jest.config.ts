@@ -9,7 +9,17 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // Tests stay quiet unless LOG_LEVEL asks otherwise (the servers they start inherit it too).
 process.env.LOG_LEVEL ??= 'silent';
 
+/**
+ * The bound for a test that states none, instead of jest's 5 s. Tests that start servers,
+ * package or run load state their own bounds, derived from what they wait for. The others make
+ * at most a few hundred calls to a handler, a local DynamoDB or a running server, each a few ms
+ * idle: 60 s leaves room for a 2-core machine that other jobs keep busy. (jest reads this from
+ * the root config only, not per project.)
+ */
+const TEST_WITHIN_MS = 60_000;
+
 const config: Config = {
+  testTimeout: TEST_WITHIN_MS,
   projects: [
     {
       displayName: 'unit',
@@ -20,13 +30,11 @@ const config: Config = {
       globalTeardown: '<rootDir>/test/unit/global-teardown.ts',
     },
     {
-      // Real `serverless offline` processes over real HTTP, one per test file, started once in global setup.
+      // Real `serverless offline` processes over real HTTP; each test file starts its own.
       displayName: 'e2e',
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/e2e/global-setup.ts',
-      globalTeardown: '<rootDir>/test/e2e/global-teardown.ts',
     },
     {
       displayName: 'system',

@@ -1,7 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
-export const RESULTS_PATH = join(__dirname, 'results.json');
+/** Every run's figures, section by section; git ignores it. */
+export const LATEST_PATH = join(__dirname, 'latest.json');
+/** The committed figures that README.md and bench/README.md quote; refreshed by `--save` only. */
+export const SNAPSHOT_PATH = join(__dirname, 'results.json');
 
 /** One row of the printed table: a figure, its unit, and the budget it is held to, if any. */
 export interface Row {
@@ -15,6 +19,37 @@ export interface Row {
   note?: string;
 }
 
+export interface Machine {
+  cpus: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+}
+
+interface Results {
+  machine: Machine;
+  sections: Record<string, { measuredAt: string; machine?: Machine; rows: Row[] }>;
+}
+
+export function thisMachine(): Machine {
+  return {
+    cpus: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+}
+
+/** Writes one section's rows into a results file, keeping the sections it already holds. */
+export function recordSection(path: string, section: string, rows: Row[], machine: Machine): void {
+  const results: Results = existsSync(path)
+    ? (JSON.parse(readFileSync(path, 'utf8')) as Results)
+    : { machine, sections: {} };
+  results.sections[section] = { measuredAt: new Date().toISOString(), machine, rows };
+  results.machine = machine;
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -24,24 +59,3 @@ export function median(values: number[]): number {
 }
 
 export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-
-interface Results {
-  machine: { cpus: string; cores: number; memoryGiB: number; node: string };
-  sections: Record<string, { measuredAt: string; rows: Row[] }>;
-}
-
-/** Merges this run's sections into bench/results.json, keeping sections it did not run. */
-export function saveResults(sections: Record<string, Row[]>, machine: Results['machine']): void {
-  const previous: Results = existsSync(RESULTS_PATH)
-    ? (JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as Results)
-    : { machine, sections: {} };
-  const measuredAt = new Date().toISOString();
-  for (const [name, rows] of Object.entries(sections)) previous.sections[name] = { measuredAt, rows };
-  previous.machine = machine;
-  writeFileSync(RESULTS_PATH, `${JSON.stringify(previous, null, 2)}\n`);
-}
-
-export const sleep = (ms: number) =>
-  new Promise((done) => {
-    setTimeout(done, ms);
-  });

@@ -1,61 +1,82 @@
 /**
- * `npm run bench [-- section ...]`: every section, or the ones named, printed as a table and
- * merged into bench/results.json. Sections: bundle, coldInit, warm, memory, startup, emulator,
- * reload. No timing is asserted anywhere in `npm test`; the budgets are checked here, and a
- * missed one is marked, not failed. bench/README.md says what each measures.
+ * `npm run bench [-- section ...] [--save]`: every default section, or the ones named, each printed
+ * as a table and written to bench/latest.json (ignored by git) as soon as it finishes, so a
+ * section that fails later loses nothing. `--save` also writes them into bench/results.json, the
+ * committed figures that README.md and bench/README.md quote. No timing is asserted anywhere in
+ * `npm test`; the budgets are checked here, and a missed one is marked, not failed.
+ * bench/README.md says what each section measures.
  */
-import { cpus, totalmem } from 'node:os';
-import { saveResults, type Row } from './lib';
-
-// Before any project module loads: handlers read LOG_LEVEL once, when they load.
-process.env.LOG_LEVEL = 'silent';
+import { LATEST_PATH, SNAPSHOT_PATH, recordSection, thisMachine, type Row } from './lib';
 
 type Section = () => Promise<Row[]> | Row[];
 
+/** The sections that measure the service, run by default. */
 const SECTIONS: Record<string, () => Promise<Section>> = {
   bundle: async () => (await import('./sections/bundle')).bundle,
   coldInit: async () => (await import('./sections/cold-init')).coldInit,
   warm: async () => (await import('./sections/warm')).warm,
   memory: async () => (await import('./sections/memory')).memory,
   startup: async () => (await import('./sections/startup')).startup,
-  emulator: async () => (await import('./sections/emulator')).emulator,
   reload: async () => (await import('./sections/reload')).reload,
 };
 
+/** Sections run only when named: they measure the emulator, not the service. */
+const OPTIONAL_SECTIONS: Record<string, () => Promise<Section>> = {
+  emulator: async () => (await import('./sections/emulator')).emulator,
+};
+
+function printTable(rows: Row[]): void {
+  console.table(
+    rows.map(({ name: figure, value, unit, budget, met, note }) => ({
+      figure,
+      value,
+      unit,
+      budget: budget ?? '',
+      met: met === undefined ? '' : met ? 'yes' : 'NO',
+      note: note ?? '',
+    })),
+  );
+}
+
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((name) => !(name in SECTIONS));
-  if (unknown.length > 0)
-    throw new Error(`unknown sections: ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
-  const names = wanted.length > 0 ? wanted : Object.keys(SECTIONS);
-  const machine = {
-    cpus: cpus()[0]?.model ?? 'unknown',
-    cores: cpus().length,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-  };
-  console.log(`bench on ${machine.cores} × ${machine.cpus}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
-  const results: Record<string, Row[]> = {};
-  for (const name of names) {
-    const started = performance.now();
-    const section = await SECTIONS[name]?.();
-    if (section === undefined) continue;
-    const rows = await section();
-    results[name] = rows;
-    console.log(`\n${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    console.table(
-      rows.map(({ name: figure, value, unit, budget, met, note }) => ({
-        figure,
-        value,
-        unit,
-        budget: budget ?? '',
-        met: met === undefined ? '' : met ? 'yes' : 'NO',
-        note: note ?? '',
-      })),
+  const args = process.argv.slice(2);
+  const save = args.includes('--save');
+  const wanted = args.filter((arg) => !arg.startsWith('--'));
+  const known = { ...SECTIONS, ...OPTIONAL_SECTIONS };
+  const unknown = wanted.filter((name) => !(name in known));
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown sections: ${unknown.join(', ')}; default: ${Object.keys(SECTIONS).join(', ')}; ` +
+        `optional: ${Object.keys(OPTIONAL_SECTIONS).join(', ')}`,
     );
   }
-  saveResults(results, machine);
-  console.log('\nwritten: bench/results.json');
+  const names = wanted.length > 0 ? wanted : Object.keys(SECTIONS);
+  const machine = thisMachine();
+  console.log(`bench on ${machine.cores} × ${machine.cpus}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
+  const failed: string[] = [];
+  for (const name of names) {
+    const started = performance.now();
+    try {
+      const section = await known[name]?.();
+      if (section === undefined) continue;
+      const rows = await section();
+      console.log(`\n${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      printTable(rows);
+      recordSection(LATEST_PATH, name, rows, machine);
+      if (save) recordSection(SNAPSHOT_PATH, name, rows, machine);
+    } catch (error) {
+      failed.push(name);
+      console.error(`\n${name} FAILED after ${((performance.now() - started) / 1000).toFixed(1)} s:`, error);
+    }
+  }
+  const kept = names.filter((name) => !failed.includes(name));
+  console.log(
+    `\nwritten to bench/latest.json${save ? ' and bench/results.json' : ''}: ${kept.join(', ') || 'nothing'}`,
+  );
+  if (failed.length > 0) {
+    console.error(`failed: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error: unknown) => {

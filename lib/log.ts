@@ -13,16 +13,18 @@ const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
 export type LogLevel = (typeof LEVELS)[number];
 
-/** LOG_LEVEL, read once per container: `debug`, `info` (the default), `warn`, `error` or `silent`. */
+/** `debug`, `info` (the default), `warn`, `error` or `silent`, in any case. */
 export function logLevelFrom(value: string | undefined): LogLevel {
   const wanted = value?.toLowerCase();
   return LEVELS.find((level) => level === wanted) ?? 'info';
 }
 
-const threshold = LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL));
-
+/**
+ * Writes the line when LOG_LEVEL lets it through. LOG_LEVEL is read at each call, not at load:
+ * a lookup costs nanoseconds, and nothing has to be reloaded for the level to change.
+ */
 export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
-  if (LEVELS.indexOf(level) < threshold) return;
+  if (LEVELS.indexOf(level) < LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL))) return;
   // Epoch milliseconds, as pino writes them: Date.now() is cheap from the first call, where a
   // first `new Date().toISOString()` costs about 0.2 ms of a cold start.
   writeLine(`${JSON.stringify({ level, time: Date.now(), ...fields })}\n`);

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { event } from '../../test/support/event';
-import { functionZips, servicePackage } from '../../test/support/package';
+import { event } from '../../harness/event';
+import { functionZips, servicePackage } from '../../harness/package';
 import { median, round, type Row } from '../lib';
 
 const PROCESSES = 40;
@@ -84,6 +84,5 @@ export async function coldInit(): Promise<Row[]> {
     return rows;
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    rmSync(packaged.dir, { recursive: true, force: true });
   }
 }

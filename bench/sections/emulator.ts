@@ -3,8 +3,9 @@ import { once } from 'node:events';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { killGroup, PROJECT_ROOT, startOffline } from '../../test/support/offline';
-import { scratchCopy } from '../../test/support/scratch';
+import { killGroup, startOffline } from '../../harness/offline';
+import { PROJECT_ROOT } from '../../harness/project';
+import { scratchCopy } from '../../harness/scratch';
 import { median, round, type Row } from '../lib';
 import { cpuMs, serverlessPid } from '../proc';
 

@@ -1,8 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startOffline } from '../../test/support/offline';
-import { scratchCopy } from '../../test/support/scratch';
-import { median, round, sleep, type Row } from '../lib';
+import { startOffline } from '../../harness/offline';
+import { scratchCopy } from '../../harness/scratch';
+import { sleep } from '../../harness/wait';
+import { median, round, type Row } from '../lib';
 
 const EDITS = 5;
 

@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, killGroup, PROJECT_ROOT } from '../../test/support/offline';
-import { median, round, sleep, type Row } from '../lib';
+import { killGroup } from '../../harness/offline';
+import { PROJECT_ROOT, freePort } from '../../harness/project';
+import { sleep } from '../../harness/wait';
+import { median, round, type Row } from '../lib';
 
 const STARTS = 5;
 

@@ -1,19 +1,16 @@
-import { describe, it, expect } from '@jest/globals';
-import { Contract } from '../support/contract';
-import { ApiClient, type ApiResponse } from '../support/client';
-import { NOT_AN_OBJECT_BODIES } from '../support/expectations';
-import { E2E_STORES, serverFor } from './servers';
-
-function expectBadRequest(response: ApiResponse): void {
-  expect(response.status).toBe(400);
-  expect(response.contentType).toBe('application/json; charset=utf-8');
-  expect(response.json()).toEqual({ error: expect.any(String) });
-}
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { START_WITHIN_MS } from '../../harness/offline';
+import { NOT_AN_OBJECT_BODIES, expectBadRequest } from '../support/expectations';
+import { E2E_STORES, startService, type Service } from '../support/servers';
 
 /** What SPEC.md leaves open, answered as users of a well-made API expect. */
-describe.each(E2E_STORES)('$store store', ({ store }) => {
-  const api = new ApiClient(serverFor(__filename, store), new Contract());
-  const listing = async (): Promise<unknown> => (await api.get('/todos')).json();
+describe.each(E2E_STORES)('%s store', (store) => {
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService(store);
+  }, START_WITHIN_MS);
+  afterAll(() => service.stop());
+  const listing = async (): Promise<unknown> => (await service.api.get('/todos')).json();
 
   describe('bad input', () => {
     it.each(NOT_AN_OBJECT_BODIES.filter((body) => body !== ''))(
@@ -21,42 +18,42 @@ describe.each(E2E_STORES)('$store store', ({ store }) => {
       async (rawBody) => {
         const before = await listing();
         expectBadRequest(
-          await api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }),
+          await service.api.request('POST', '/todos', { rawBody, headers: { 'content-type': 'application/json' } }),
         );
         expectBadRequest(
-          await api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }),
+          await service.api.request('PUT', '/todos/1', { rawBody, headers: { 'content-type': 'application/json' } }),
         );
         expect(await listing()).toEqual(before);
       },
     );
 
     it('POST and PUT answer 400 when there is no body at all', async () => {
-      expectBadRequest(await api.request('POST', '/todos'));
-      expectBadRequest(await api.request('PUT', '/todos/1'));
+      expectBadRequest(await service.api.request('POST', '/todos'));
+      expectBadRequest(await service.api.request('PUT', '/todos/1'));
     });
 
     it.each([{}, { title: null }, { title: 1 }, { title: ['a'] }])('POST answers 400 for %j', async (body) => {
-      expectBadRequest(await api.post('/todos', body));
+      expectBadRequest(await service.api.post('/todos', body));
     });
 
     it.each([{ title: 1 }, { completed: 'true' }, { title: 'ok', completed: 0 }])(
       'PUT answers 400 for %j and changes nothing, not even the valid fields',
       async (body) => {
         const before = await listing();
-        expectBadRequest(await api.put('/todos/1', body));
+        expectBadRequest(await service.api.put('/todos/1', body));
         expect(await listing()).toEqual(before);
       },
     );
 
     it('no rejected request uses up an id', async () => {
-      const first = (await api.post('/todos', { title: 'first' })).json() as { id: number };
-      expectBadRequest(await api.post('/todos', { title: 5 }));
-      expectBadRequest(await api.request('POST', '/todos', { rawBody: '{' }));
-      expect((await api.post('/todos', { title: 'second' })).json()).toMatchObject({ id: first.id + 1 });
+      const first = (await service.api.post('/todos', { title: 'first' })).json() as { id: number };
+      expectBadRequest(await service.api.post('/todos', { title: 5 }));
+      expectBadRequest(await service.api.request('POST', '/todos', { rawBody: '{' }));
+      expect((await service.api.post('/todos', { title: 'second' })).json()).toMatchObject({ id: first.id + 1 });
     });
 
     it('keys such as __proto__ and constructor never reach a record', async () => {
-      const response = await api.request('POST', '/todos', {
+      const response = await service.api.request('POST', '/todos', {
         rawBody: '{"title":"p","__proto__":{"completed":true,"x":1},"constructor":{"prototype":{"x":1}}}',
       });
       expect(response.status).toBe(201);
@@ -64,7 +61,7 @@ describe.each(E2E_STORES)('$store store', ({ store }) => {
     });
 
     it('a body without a JSON content type is still read as JSON', async () => {
-      const response = await api.request('POST', '/todos', {
+      const response = await service.api.request('POST', '/todos', {
         rawBody: '{"title":"form"}',
         headers: { 'content-type': 'text/plain' },
       });
@@ -74,7 +71,7 @@ describe.each(E2E_STORES)('$store store', ({ store }) => {
 
   describe('CORS', () => {
     it('answers a preflight OPTIONS for any origin', async () => {
-      const response = await api.request('OPTIONS', '/todos/1', {
+      const response = await service.api.request('OPTIONS', '/todos/1', {
         headers: {
           origin: 'https://app.example',
           'access-control-request-method': 'PUT',
@@ -90,8 +87,8 @@ describe.each(E2E_STORES)('$store store', ({ store }) => {
     it('puts Access-Control-Allow-Origin on responses, errors included', async () => {
       const headers = { origin: 'https://app.example' };
       for (const response of [
-        await api.request('GET', '/todos', { headers }),
-        await api.request('GET', '/todos/999', { headers }),
+        await service.api.request('GET', '/todos', { headers }),
+        await service.api.request('GET', '/todos/999', { headers }),
       ]) {
         expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|https:\/\/app\.example)$/);
       }
@@ -104,20 +101,20 @@ describe.each(E2E_STORES)('$store store', ({ store }) => {
       ['PATCH', '/todos/1'],
       ['GET', '/todos/1/extra'],
     ] as const)('%s %s is an unknown route: 404', async (method, path) => {
-      expect((await api.request(method, path)).status).toBe(404);
+      expect((await service.api.request(method, path)).status).toBe(404);
     });
   });
 
   describe('concurrency', () => {
     it('200 concurrent POSTs get 200 distinct consecutive ids, all listed afterwards', async () => {
       const responses = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => api.post('/todos', { title: `c${i}` })),
+        Array.from({ length: 200 }, (_, i) => service.api.post('/todos', { title: `c${i}` })),
       );
       expect(responses.map((response) => response.status)).toEqual(Array(200).fill(201));
       const ids = responses.map((response) => (response.json() as { id: number }).id).sort((a, b) => a - b);
       const first = ids[0] ?? 0;
       expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => first + i));
-      const listed = ((await api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
+      const listed = ((await service.api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
       expect(listed).toEqual(expect.arrayContaining(ids));
       expect(listed).toEqual([...listed].sort((a, b) => a - b));
     });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { parse } from 'yaml';
-import { PROJECT_ROOT } from './offline';
+import { PROJECT_ROOT } from '../../harness/project';
 
 /**
  * Holds every response the tests receive to openapi.yaml: the status must be documented for

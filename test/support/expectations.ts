@@ -1,6 +1,9 @@
 import { expect } from '@jest/globals';
+import { bodyOf } from '../../harness/event';
 import type { HttpResponse } from '../../lib/http';
-import { bodyOf } from './event';
+import type { ApiResponse } from './client';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Path values that name no record: not numbers, not integers, not positive, or past any id. */
 export const NOT_FOUND_IDS = [
@@ -18,18 +21,6 @@ export const NOT_FOUND_IDS = [
   '9'.repeat(400),
 ];
 
-export function expectTodoNotFound(response: HttpResponse): void {
-  expect(response.statusCode).toBe(404);
-  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
-  expect(bodyOf(response)).toEqual({ error: 'Todo not found' });
-}
-
-export function expectBadRequest(response: HttpResponse): void {
-  expect(response.statusCode).toBe(400);
-  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
-  expect(bodyOf(response)).toEqual({ error: expect.any(String) });
-}
-
 /** Bodies that are not one JSON object: malformed JSON, no body, and JSON of another kind. */
 export const NOT_AN_OBJECT_BODIES = [
   '{',
@@ -44,16 +35,45 @@ export const NOT_AN_OBJECT_BODIES = [
   'true',
 ];
 
+/** What a handler answered (unit tests) or what came back over HTTP (e2e tests). */
+export type Answer = HttpResponse | ApiResponse;
+
+/**
+ * A JSON answer with this status and body. A handler's answer must carry no header but its
+ * content type; over HTTP the gateway adds its own, so only the content type is ours to check.
+ */
+export function expectJson(answer: Answer, status: number, body: unknown): void {
+  if ('status' in answer) {
+    expect({ status: answer.status, contentType: answer.contentType, body: answer.json() }).toEqual({
+      status,
+      contentType: JSON_TYPE,
+      body,
+    });
+  } else {
+    expect({ status: answer.statusCode, headers: answer.headers, body: bodyOf(answer) }).toEqual({
+      status,
+      headers: { 'content-type': JSON_TYPE },
+      body,
+    });
+  }
+}
+
+export function expectTodoNotFound(answer: Answer): void {
+  expectJson(answer, 404, { error: 'Todo not found' });
+}
+
+export function expectBadRequest(answer: Answer): void {
+  expectJson(answer, 400, { error: expect.any(String) });
+}
+
+export function expectPayloadTooLarge(answer: Answer): void {
+  expectJson(answer, 413, { error: expect.stringContaining('larger than 65536 bytes') });
+}
+
 /** A POST/PUT body of exactly `bytes` UTF-8 bytes: `{"title":"xxx…"}`. */
 export function bodyOfBytes(bytes: number): string {
   const frame = '{"title":""}';
   return `{"title":"${'x'.repeat(bytes - frame.length)}"}`;
-}
-
-export function expectPayloadTooLarge(response: HttpResponse): void {
-  expect(response.statusCode).toBe(413);
-  expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
-  expect(bodyOf(response)).toEqual({ error: expect.stringContaining('larger than 65536 bytes') });
 }
 
 /** The one JSON line a request logs: every field, exactly (the body and title are never among them). */

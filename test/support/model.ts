@@ -1,14 +1,14 @@
 import { expect } from '@jest/globals';
-import fc from 'fast-check';
+import type fc from 'fast-check';
+import type { Method } from '../../harness/event';
 
 /**
- * A reference model of SPEC.md (a list and a counter) and fast-check commands that drive the
- * service and the model side by side. After every command the status, the body and the whole
- * list must equal the model's. The model restates the contract from the spec and the README's
- * answers to what it leaves open; it shares no code with the service.
+ * A reference model of SPEC.md (a list and a counter) and the command that drives the service
+ * and the model side by side: after every command the status, the body and the whole list must
+ * equal the model's. The model restates the contract from the spec and the README's answers to
+ * what it leaves open; it shares no code with the service. The random commands are in
+ * arbitraries.ts.
  */
-
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface Request {
   readonly method: Method;
@@ -128,10 +128,10 @@ export function expectedReply(model: Model, request: Request): Reply {
   return json(200, updated);
 }
 
-// ---- Commands ---------------------------------------------------------------------------
+// ---- The command ------------------------------------------------------------------------
 
 /** Which id a command aims at: resolved against the model when it runs. */
-type IdRef =
+export type IdRef =
   | { kind: 'existing'; pick: number }
   | { kind: 'deleted'; pick: number }
   | { kind: 'next' }
@@ -151,7 +151,7 @@ function resolveId(model: Model, ref: IdRef): string {
 }
 
 /** Seed records' titles are sample text, not contract: the model learns them from the first list. */
-function adoptSeedTitles(model: Model, list: unknown): void {
+export function adoptSeedTitles(model: Model, list: unknown): void {
   if (!Array.isArray(list)) return;
   for (const todo of model.todos) {
     const seen = list.find((item: { id?: unknown }) => item.id === todo.id) as { title?: unknown } | undefined;
@@ -159,7 +159,7 @@ function adoptSeedTitles(model: Model, list: unknown): void {
   }
 }
 
-class HttpCommand implements fc.AsyncCommand<Model, Real> {
+export class HttpCommand implements fc.AsyncCommand<Model, Real> {
   #resolved = '';
 
   constructor(
@@ -196,147 +196,6 @@ class HttpCommand implements fc.AsyncCommand<Model, Real> {
         : ` ${this.body.length > 120 ? `${this.body.slice(0, 120)}… (${this.body.length} chars)` : this.body}`;
     return `${target}${body}`;
   }
-}
-
-// ---- Arbitraries ------------------------------------------------------------------------
-
-const ODD_IDS = [
-  'abc',
-  '1.5',
-  '-0',
-  '-1',
-  '0',
-  '1e309',
-  '007',
-  '0x1',
-  '1e0',
-  '2.0',
-  'NaN',
-  'Infinity',
-  '9'.repeat(40),
-  '0'.repeat(30) + '1',
-  ' 1',
-];
-
-const idRef: fc.Arbitrary<IdRef> = fc.oneof(
-  { weight: 5, arbitrary: fc.nat().map((pick): IdRef => ({ kind: 'existing', pick })) },
-  { weight: 1, arbitrary: fc.nat().map((pick): IdRef => ({ kind: 'deleted', pick })) },
-  { weight: 1, arbitrary: fc.constant<IdRef>({ kind: 'next' }) },
-  { weight: 2, arbitrary: fc.constantFrom(...ODD_IDS).map((value): IdRef => ({ kind: 'raw', value })) },
-);
-
-/** Titles: ASCII, any Unicode text, and long ones (up to and past the body limit). */
-const title: fc.Arbitrary<string> = fc.oneof(
-  { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => 'é'.repeat(n)) },
-  {
-    weight: 1,
-    // Bodies within a few bytes of the limit, on both sides.
-    arbitrary: fc
-      .integer({ min: BODY_LIMIT - 16, max: BODY_LIMIT + 8 })
-      .map((n) => 'x'.repeat(n - '{"title":""}'.length)),
-  },
-);
-
-const notAString = fc.oneof(
-  fc.integer(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.string(), { maxLength: 2 }),
-  fc.object({ maxDepth: 1 }),
-);
-const notABoolean = fc.oneof(
-  fc.integer(),
-  fc.string({ maxLength: 5 }),
-  fc.constant(null),
-  fc.constant('true'),
-  fc.array(fc.boolean(), { maxLength: 2 }),
-);
-
-/** Bodies that are not one JSON object, or not JSON at all. */
-const notAnObject: fc.Arbitrary<string | undefined> = fc.oneof(
-  fc.constant(undefined),
-  fc.constantFrom('', '{', '{"title":', '{"title":"a",}', "{'title':'a'}", 'nul', '[', 'undefined'),
-  fc.string({ maxLength: 20 }),
-  fc
-    .oneof(fc.array(fc.jsonValue(), { maxLength: 3 }), fc.constant(null), fc.string(), fc.double(), fc.boolean())
-    .map((value) => JSON.stringify(value)),
-);
-
-/** `__proto__` and `constructor` as own keys, which only raw JSON text can carry. */
-const withHostileKeys = (fields: string) =>
-  fc
-    .constantFrom(
-      '"__proto__":{"title":"from proto","completed":true}',
-      '"constructor":{"prototype":{"completed":true}}',
-      '"__proto__":null',
-    )
-    .map((hostile) => `{${[fields, hostile].filter(Boolean).join(',')}}`);
-
-const createBody: fc.Arbitrary<string | undefined> = fc.oneof(
-  { weight: 6, arbitrary: title.map((t) => JSON.stringify({ title: t })) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ title, completed: fc.anything(), id: fc.anything() }).map((b) => JSON.stringify(b)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .option(title, { nil: undefined })
-      .chain((t) => withHostileKeys(t === undefined ? '' : `"title":${JSON.stringify(t)}`)),
-  },
-  { weight: 2, arbitrary: notAString.map((t) => JSON.stringify({ title: t })) },
-  { weight: 2, arbitrary: notAnObject },
-);
-
-const updateBody: fc.Arbitrary<string | undefined> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({ title, completed: fc.boolean() }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({ title, completed: fc.boolean(), id: fc.integer() }).map((b) => JSON.stringify(b)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .record({ title: fc.oneof(title, notAString), completed: fc.oneof(fc.boolean(), notABoolean) })
-      .map((b) => JSON.stringify(b)),
-  },
-  { weight: 2, arbitrary: withHostileKeys('"completed":false') },
-  { weight: 2, arbitrary: notAnObject },
-);
-
-export const commands = fc.commands(
-  [
-    fc.constant(new HttpCommand('GET', undefined, undefined)),
-    idRef.map((ref) => new HttpCommand('GET', ref, undefined)),
-    createBody.map((body) => new HttpCommand('POST', undefined, body)),
-    fc.tuple(idRef, updateBody).map(([ref, body]) => new HttpCommand('PUT', ref, body)),
-    idRef.map((ref) => new HttpCommand('DELETE', ref, undefined)),
-  ],
-  { maxCommands: 25 },
-);
-
-/**
- * Runs the property: each run starts from `start()` (a model and the service in the same
- * state) and plays a random command sequence. fast-check prints the shrunk counterexample and
- * the seed to replay it when it fails.
- */
-export async function checkAgainstModel(
-  start: () => Promise<{ model: Model; real: Real }>,
-  numRuns: number,
-): Promise<void> {
-  await fc.assert(
-    fc.asyncProperty(commands, async (sequence) => {
-      const { model, real } = await start();
-      adoptSeedTitles(model, (await real.send({ method: 'GET' })).body);
-      await fc.asyncModelRun(() => ({ model, real }), sequence);
-    }),
-    { numRuns },
-  );
 }
 
 /** For a service whose state cannot be reset (a live server): a model of its current state. */

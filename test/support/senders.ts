@@ -1,35 +1,17 @@
-import { createTodo } from '../../functions/createTodo';
-import { deleteTodo } from '../../functions/deleteTodo';
-import { getTodo } from '../../functions/getTodo';
-import { listTodos } from '../../functions/listTodos';
-import { updateTodo } from '../../functions/updateTodo';
+import { event, invoke } from '../../harness/event';
+import { functionFor, handlersOn } from '../../harness/routes';
 import type { TodoStore } from '../../lib/todos';
 import type { ApiClient } from './client';
-import { event, invoke } from './event';
 import { toReply, type Send } from './model';
 
 /** Sends model requests straight to the five handlers, as API Gateway would route them. */
 export function handlerSender(store: TodoStore): Send {
-  const routes = {
-    list: listTodos(store),
-    get: getTodo(store),
-    create: createTodo(store),
-    update: updateTodo(store),
-    remove: deleteTodo(store),
-  };
+  const handlers = handlersOn(store);
   return async ({ method, id, body }) => {
-    const handler =
-      method === 'GET'
-        ? id === undefined
-          ? routes.list
-          : routes.get
-        : method === 'POST'
-          ? routes.create
-          : method === 'PUT'
-            ? routes.update
-            : routes.remove;
+    const name = functionFor(method, id !== undefined);
+    if (name === undefined) throw new Error(`no route for ${method}`);
     const response = await invoke(
-      handler,
+      handlers[name],
       event({ method, ...(id === undefined ? {} : { id }), ...(body === undefined ? {} : { rawBody: body }) }),
     );
     return toReply(response.statusCode ?? 200, response.headers?.['content-type']?.toString(), response.body ?? '');

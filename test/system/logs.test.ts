@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiClient } from '../support/client';
+import { eventually } from '../../harness/wait';
 import { requestLogLine } from '../support/expectations';
-import { startOffline, type OfflineServer } from '../support/offline';
+import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 
 /** What an operator sees from a running `npm start`: one JSON line per request. */
 describe('npm start logs', () => {
   let server: OfflineServer;
   beforeAll(async () => {
     server = await startOffline({ env: { LOG_LEVEL: 'info' } });
-  }, 60_000);
+  }, START_WITHIN_MS);
   afterAll(async () => {
     await server.stop();
   });
@@ -26,8 +27,7 @@ describe('npm start logs', () => {
     expect((await api.post('/todos', { title: 'do not log me' })).status).toBe(201);
     expect((await api.get('/todos/3')).status).toBe(200);
     // stdout arrives a moment after the response.
-    const deadline = Date.now() + 5_000;
-    while (jsonLines().length < before + 2 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 20));
+    await eventually(() => jsonLines().length >= before + 2, { within: 10_000, what: 'two log lines' });
     const lines = jsonLines().slice(before);
     expect(lines).toEqual([
       expect.objectContaining({ level: 'info', method: 'POST', route: 'POST /todos', status: 201, todoId: '3' }),

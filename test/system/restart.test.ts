@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDynalite, type LocalDynamoDb } from '../../scripts/local-dynamodb';
 import { ApiClient } from '../support/client';
-import { startOffline } from '../support/offline';
+import { startOffline } from '../../harness/offline';
 
 /** `npm run start:dynamodb` against an endpoint that outlives it: a restart keeps data and counter. */
 describe('start:dynamodb with DYNAMODB_ENDPOINT', () => {

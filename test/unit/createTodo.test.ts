@@ -1,22 +1,27 @@
-import { describe, it, expect } from '@jest/globals';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { createTodo } from '../../functions/createTodo';
-import { bodyOf, event, invoke } from '../support/event';
+import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
-import { handlerOn } from '../support/subject';
+import type { TodoStore } from '../../lib/todos';
 import { MAX_BODY_BYTES } from '../../lib/input';
 import { NOT_AN_OBJECT_BODIES, bodyOfBytes, expectBadRequest, expectPayloadTooLarge } from '../support/expectations';
 
 describe.each(STORES)('POST /todos ($name store)', (fixture) => {
-  const subject = handlerOn(fixture, createTodo);
-  const post = (body: unknown) => invoke(subject.handler, event({ method: 'POST', body }));
+  let store: TodoStore;
+  let handler: APIGatewayProxyHandlerV2;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = createTodo(store);
+  });
+  const post = (body: unknown) => invoke(handler, event({ method: 'POST', body }));
 
   it('answers 201 with the new record: id 3, the title as sent, completed = false', async () => {
     const response = await post({ title: 'Buy milk' });
     expect(response.statusCode).toBe(201);
     expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', location: '/todos/3' });
     expect(bodyOf(response)).toEqual({ id: 3, title: 'Buy milk', completed: false });
-    expect(await subject.store.list()).toHaveLength(3);
+    expect(await store.list()).toHaveLength(3);
   });
 
   it('ignores completed, id and every other field sent on create', async () => {
@@ -32,30 +37,30 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
 
   it('gives consecutive ids and never reuses one after a delete', async () => {
     const a = bodyOf(await post({ title: 'a' }));
-    await subject.store.remove(3);
+    await store.remove(3);
     const b = bodyOf(await post({ title: 'b' }));
     expect([a, b]).toMatchObject([{ id: 3 }, { id: 4 }]);
   });
 
   it('reads a base64-encoded body', async () => {
-    const response = await invoke(subject.handler, event({ method: 'POST', body: { title: 'encoded' }, base64: true }));
+    const response = await invoke(handler, event({ method: 'POST', body: { title: 'encoded' }, base64: true }));
     expect(bodyOf(response)).toEqual({ id: 3, title: 'encoded', completed: false });
   });
 
   it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j, and uses up no id', async (rawBody) => {
-    expectBadRequest(await invoke(subject.handler, event({ method: 'POST', rawBody })));
+    expectBadRequest(await invoke(handler, event({ method: 'POST', rawBody })));
     expect(bodyOf(await post({ title: 'after' }))).toMatchObject({ id: 3 });
   });
 
   it('answers 400 for a request with no body', async () => {
-    expectBadRequest(await invoke(subject.handler, event({ method: 'POST' })));
+    expectBadRequest(await invoke(handler, event({ method: 'POST' })));
   });
 
   it('answers 400 when the emulator passes the missing body as null', async () => {
     // serverless-offline does this, though the event type says string | undefined.
     expectBadRequest(
       await invoke(
-        subject.handler,
+        handler,
         JSON.parse(JSON.stringify({ ...event({ method: 'POST' }), body: null })) as APIGatewayProxyEventV2,
       ),
     );
@@ -71,12 +76,12 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
     { Title: 'a' },
   ])('answers 400 when title is missing or not a string: %j', async (body) => {
     expectBadRequest(await post(body));
-    expect(await subject.store.list()).toHaveLength(2);
+    expect(await store.list()).toHaveLength(2);
   });
 
   it('never lets __proto__ or constructor reach a record or a prototype', async () => {
     const response = await invoke(
-      subject.handler,
+      handler,
       event({
         method: 'POST',
         rawBody:
@@ -85,21 +90,17 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
     );
     expect(bodyOf(response)).toEqual({ id: 3, title: 'p', completed: false });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(Object.getPrototypeOf(await subject.store.get(3))).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(await store.get(3))).toBe(Object.prototype);
   });
 
   it('does not take a title from the prototype chain', async () => {
-    expectBadRequest(
-      await invoke(subject.handler, event({ method: 'POST', rawBody: '{"__proto__":{"title":"inherited"}}' })),
-    );
+    expectBadRequest(await invoke(handler, event({ method: 'POST', rawBody: '{"__proto__":{"title":"inherited"}}' })));
   });
 
   it('accepts a body of exactly 64 KiB and answers 413 one byte over, using up no id', async () => {
     expect(MAX_BODY_BYTES).toBe(65_536);
-    expectPayloadTooLarge(
-      await invoke(subject.handler, event({ method: 'POST', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })),
-    );
-    const atLimit = await invoke(subject.handler, event({ method: 'POST', rawBody: bodyOfBytes(MAX_BODY_BYTES) }));
+    expectPayloadTooLarge(await invoke(handler, event({ method: 'POST', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })));
+    const atLimit = await invoke(handler, event({ method: 'POST', rawBody: bodyOfBytes(MAX_BODY_BYTES) }));
     expect(atLimit.statusCode).toBe(201);
     expect(bodyOf(atLimit)).toMatchObject({ id: 3 });
   });
@@ -107,7 +108,7 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
   it('counts UTF-8 bytes, not characters', async () => {
     // 22,000 euro signs are 66,000 bytes but only 22,000 characters.
     expectPayloadTooLarge(await post({ title: '€'.repeat(22_000) }));
-    expect(await subject.store.list()).toHaveLength(2);
+    expect(await store.list()).toHaveLength(2);
   });
 
   it.each([
@@ -115,11 +116,11 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
     ['a 2 MB body', { title: 'x', padding: 'y'.repeat(2_000_000) }],
   ])('answers 413 for %s, and stores nothing', async (_name, body) => {
     expectPayloadTooLarge(await post(body));
-    expect(await subject.store.list()).toHaveLength(2);
+    expect(await store.list()).toHaveLength(2);
   });
 
   it('checks the size of a base64-encoded body after decoding it', async () => {
     const rawBody = bodyOfBytes(MAX_BODY_BYTES);
-    expect((await invoke(subject.handler, event({ method: 'POST', rawBody, base64: true }))).statusCode).toBe(201);
+    expect((await invoke(handler, event({ method: 'POST', rawBody, base64: true }))).statusCode).toBe(201);
   });
 });

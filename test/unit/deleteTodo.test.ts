@@ -1,13 +1,19 @@
-import { describe, it, expect } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { deleteTodo } from '../../functions/deleteTodo';
-import { event, invoke } from '../support/event';
+import { event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
-import { handlerOn } from '../support/subject';
+import type { TodoStore } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
 
 describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
-  const subject = handlerOn(fixture, deleteTodo);
-  const del = (id: string) => invoke(subject.handler, event({ method: 'DELETE', id }));
+  let store: TodoStore;
+  let handler: APIGatewayProxyHandlerV2;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = deleteTodo(store);
+  });
+  const del = (id: string) => invoke(handler, event({ method: 'DELETE', id }));
 
   it('answers 200 with the plain-text body "Deleted" and removes the record', async () => {
     const response = await del('1');
@@ -16,8 +22,8 @@ describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
       headers: { 'content-type': 'text/plain; charset=utf-8' },
       body: 'Deleted',
     });
-    expect(await subject.store.get(1)).toBeUndefined();
-    expect((await subject.store.list()).map((todo) => todo.id)).toEqual([2]);
+    expect(await store.get(1)).toBeUndefined();
+    expect((await store.list()).map((todo) => todo.id)).toEqual([2]);
   });
 
   it('answers 404 the second time', async () => {
@@ -27,6 +33,6 @@ describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
 
   it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and changes nothing', async (id) => {
     expectTodoNotFound(await del(id));
-    expect(await subject.store.list()).toHaveLength(2);
+    expect(await store.list()).toHaveLength(2);
   });
 });

@@ -5,8 +5,8 @@ import { getTodo } from '../../functions/getTodo';
 import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb-store';
 import { StoreUnavailable } from '../../lib/errors';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local-dynamodb';
-import { bodyOf, event, invoke } from '../support/event';
-import { freePort } from '../support/offline';
+import { bodyOf, event, invoke } from '../../harness/event';
+import { freePort } from '../../harness/project';
 import { dynamoDbStore, freshTable } from '../support/stores';
 
 const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);

@@ -1,32 +1,38 @@
-import { describe, it, expect } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { getTodo } from '../../functions/getTodo';
-import { bodyOf, event, invoke } from '../support/event';
+import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
-import { handlerOn } from '../support/subject';
+import type { TodoStore } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
 
 describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
-  const subject = handlerOn(fixture, getTodo);
+  let store: TodoStore;
+  let handler: APIGatewayProxyHandlerV2;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = getTodo(store);
+  });
 
   it('answers 200 with the record', async () => {
-    const response = await invoke(subject.handler, event({ id: '2' }));
+    const response = await invoke(handler, event({ id: '2' }));
     expect(response.statusCode).toBe(200);
     expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
     expect(bodyOf(response)).toEqual({ id: 2, title: expect.any(String), completed: true });
   });
 
   it('converts the path value with Number(), so "007" and "2.0" name records 7 and 2', async () => {
-    for (let i = 0; i < 5; i++) await subject.store.create(`t${i}`);
-    expect(bodyOf(await invoke(subject.handler, event({ id: '007' })))).toMatchObject({ id: 7 });
-    expect(bodyOf(await invoke(subject.handler, event({ id: '2.0' })))).toMatchObject({ id: 2 });
+    for (let i = 0; i < 5; i++) await store.create(`t${i}`);
+    expect(bodyOf(await invoke(handler, event({ id: '007' })))).toMatchObject({ id: 7 });
+    expect(bodyOf(await invoke(handler, event({ id: '2.0' })))).toMatchObject({ id: 2 });
   });
 
   it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j', async (id) => {
-    expectTodoNotFound(await invoke(subject.handler, event({ id })));
+    expectTodoNotFound(await invoke(handler, event({ id })));
   });
 
   it('answers 404 for a deleted record', async () => {
-    await subject.store.remove(1);
-    expectTodoNotFound(await invoke(subject.handler, event({ id: '1' })));
+    await store.remove(1);
+    expectTodoNotFound(await invoke(handler, event({ id: '1' })));
   });
 });

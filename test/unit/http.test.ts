@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { httpHandler, json } from '../../lib/http';
-import { context, event, invoke } from '../support/event';
+import { context, event, invoke } from '../../harness/event';
 
 describe('httpHandler', () => {
   it('turns an unexpected error into a JSON 500 with no stack or message in the body', async () => {
@@ -15,6 +15,6 @@ describe('httpHandler', () => {
 
   it('passes a handler answer through unchanged', async () => {
     const handler = httpHandler(() => Promise.resolve(json(200, { ok: true })));
-    expect(await handler(event(), context, () => undefined)).toEqual(json(200, { ok: true }));
+    expect(await handler(event(), context(), () => undefined)).toEqual(json(200, { ok: true }));
   });
 });

@@ -1,14 +1,20 @@
-import { describe, it, expect } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { listTodos } from '../../functions/listTodos';
-import { bodyOf, event, invoke } from '../support/event';
+import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
-import { handlerOn } from '../support/subject';
+import type { TodoStore } from '../../lib/todos';
 
 describe.each(STORES)('GET /todos ($name store)', (fixture) => {
-  const subject = handlerOn(fixture, listTodos);
+  let store: TodoStore;
+  let handler: APIGatewayProxyHandlerV2;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = listTodos(store);
+  });
 
   it('answers 200 with the seeded records in list order, as JSON', async () => {
-    const response = await invoke(subject.handler, event());
+    const response = await invoke(handler, event());
     expect(response.statusCode).toBe(200);
     expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
     expect(bodyOf(response)).toEqual([
@@ -18,16 +24,16 @@ describe.each(STORES)('GET /todos ($name store)', (fixture) => {
   });
 
   it('lists created records at the end, in creation order', async () => {
-    await subject.store.create('a');
-    await subject.store.create('b');
-    const ids = (bodyOf(await invoke(subject.handler, event())) as { id: number }[]).map((todo) => todo.id);
+    await store.create('a');
+    await store.create('b');
+    const ids = (bodyOf(await invoke(handler, event())) as { id: number }[]).map((todo) => todo.id);
     expect(ids).toEqual([1, 2, 3, 4]);
   });
 
   it('answers an empty array when the collection is empty', async () => {
-    await subject.store.remove(1);
-    await subject.store.remove(2);
-    const response = await invoke(subject.handler, event());
+    await store.remove(1);
+    await store.remove(2);
+    const response = await invoke(handler, event());
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe('[]');
   });

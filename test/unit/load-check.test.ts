@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { findProblems } from '../../bench/load';
+import { findProblems } from '../../harness/load';
 
 /** The load run's verdict must be able to say no. */
 describe('the load check', () => {

@@ -1,5 +1,6 @@
 import { describe, it } from '@jest/globals';
-import { checkAgainstModel, seededModel } from '../support/model';
+import { checkAgainstModel } from '../support/arbitraries';
+import { seededModel } from '../support/model';
 import { handlerSender } from '../support/senders';
 import { STORES } from '../support/stores';
 

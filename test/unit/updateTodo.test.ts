@@ -1,8 +1,9 @@
-import { describe, it, expect } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { updateTodo } from '../../functions/updateTodo';
-import { bodyOf, event, invoke } from '../support/event';
+import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
-import { handlerOn } from '../support/subject';
+import type { TodoStore } from '../../lib/todos';
 import { MAX_BODY_BYTES } from '../../lib/input';
 import {
   NOT_AN_OBJECT_BODIES,
@@ -14,8 +15,13 @@ import {
 } from '../support/expectations';
 
 describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
-  const subject = handlerOn(fixture, updateTodo);
-  const put = (id: string, body: unknown) => invoke(subject.handler, event({ method: 'PUT', id, body }));
+  let store: TodoStore;
+  let handler: APIGatewayProxyHandlerV2;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handler = updateTodo(store);
+  });
+  const put = (id: string, body: unknown) => invoke(handler, event({ method: 'PUT', id, body }));
 
   it('sets completed = true, then back to false, answering 200 with the record after the update', async () => {
     const done = await put('1', { completed: true });
@@ -27,7 +33,7 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
 
   it('changes only the fields present: a title alone keeps completed', async () => {
     expect(bodyOf(await put('2', { title: 'renamed' }))).toEqual({ id: 2, title: 'renamed', completed: true });
-    expect(await subject.store.get(2)).toEqual({ id: 2, title: 'renamed', completed: true });
+    expect(await store.get(2)).toEqual({ id: 2, title: 'renamed', completed: true });
   });
 
   it('changes both fields together', async () => {
@@ -39,7 +45,7 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   });
 
   it('answers 200 with the record unchanged for an empty object', async () => {
-    expect(bodyOf(await put('1', {}))).toEqual(await subject.store.get(1));
+    expect(bodyOf(await put('1', {}))).toEqual(await store.get(1));
   });
 
   it('cannot change the id, and ignores other fields', async () => {
@@ -48,23 +54,23 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
       title: 't',
       completed: false,
     });
-    expect(await subject.store.get(42)).toBeUndefined();
+    expect(await store.get(42)).toBeUndefined();
   });
 
   it('keeps the record in its place in the list', async () => {
     await put('1', { title: 'first still' });
-    expect((await subject.store.list()).map((todo) => todo.id)).toEqual([1, 2]);
+    expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2]);
   });
 
   it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and creates nothing', async (id) => {
     expectTodoNotFound(await put(id, { title: 'x', completed: true }));
-    expect(await subject.store.list()).toHaveLength(2);
+    expect(await store.list()).toHaveLength(2);
   });
 
   it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j and changes nothing', async (rawBody) => {
-    const before = await subject.store.list();
-    expectBadRequest(await invoke(subject.handler, event({ method: 'PUT', id: '1', rawBody })));
-    expect(await subject.store.list()).toEqual(before);
+    const before = await store.list();
+    expectBadRequest(await invoke(handler, event({ method: 'PUT', id: '1', rawBody })));
+    expect(await store.list()).toEqual(before);
   });
 
   it.each([
@@ -76,9 +82,9 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
     { title: 'valid', completed: 'yes' },
     { title: 7, completed: true },
   ])('answers 400 for %j and changes nothing, not even the valid fields', async (body) => {
-    const before = await subject.store.list();
+    const before = await store.list();
     expectBadRequest(await put('1', body));
-    expect(await subject.store.list()).toEqual(before);
+    expect(await store.list()).toEqual(before);
   });
 
   it('answers 400 before 404: a malformed body is rejected whatever the id', async () => {
@@ -87,7 +93,7 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
 
   it('never lets __proto__ or constructor reach a record or a prototype', async () => {
     const response = await invoke(
-      subject.handler,
+      handler,
       event({
         method: 'PUT',
         id: '1',
@@ -99,14 +105,13 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   });
 
   it('answers 413 for a body over 64 KiB and changes nothing', async () => {
-    const before = await subject.store.list();
+    const before = await store.list();
     expectPayloadTooLarge(
-      await invoke(subject.handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })),
+      await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })),
     );
-    expect(await subject.store.list()).toEqual(before);
+    expect(await store.list()).toEqual(before);
     expect(
-      (await invoke(subject.handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES) })))
-        .statusCode,
+      (await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES) }))).statusCode,
     ).toBe(200);
   });
 });

@@ -1,14 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { PROJECT_ROOT, freePort } from './project';
+import { eventually } from './wait';
 
 /** A running `serverless offline`, started the way the README says: `PORT=<n> npm start`. */
 export interface OfflineServer {
   readonly url: string;
+  readonly port: number;
   readonly pid: number;
-  /** Everything the server printed so far, for a failure message. */
+  /** Everything the server printed so far. */
   output(): string;
   stop(): Promise<void>;
 }
@@ -21,23 +23,15 @@ export interface StartOptions {
   /** The project folder; this checkout by default. */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  /** How long to wait for "Server ready". Bundling and plugin loading take a few seconds. */
-  timeoutMs?: number;
+  /** A port to use rather than a free one. */
+  port?: number;
 }
 
-export const PROJECT_ROOT = resolve(__dirname, '../..');
-
-/** A port the OS says is free on loopback right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port from the OS');
-  return address.port;
-}
+/**
+ * How long a server may take to say "Server ready": loading the framework and its plugins and
+ * bundling take about 2 s on an idle 2-core machine, and several times that when it is busy.
+ */
+export const START_WITHIN_MS = 60_000;
 
 /** Starts `npm run <script>` on a free port and resolves once it answers requests. */
 export async function startOffline({
@@ -45,15 +39,15 @@ export async function startOffline({
   args = [],
   cwd = PROJECT_ROOT,
   env = {},
-  timeoutMs = 60_000,
+  port,
 }: StartOptions = {}): Promise<OfflineServer> {
-  const port = await freePort();
+  const httpPort = port ?? (await freePort());
   // Its own process group, so stop() ends npm, the shell and serverless together.
   const child = spawn('npm', ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])], {
     cwd,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env, PORT: String(port), FORCE_COLOR: '0' },
+    env: { ...process.env, ...env, PORT: String(httpPort), FORCE_COLOR: '0' },
   });
   let log = '';
   const collect = (chunk: Buffer) => {
@@ -64,38 +58,31 @@ export async function startOffline({
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not spawn npm run ${script}`);
   const server: OfflineServer = {
-    url: `http://localhost:${port}`,
+    url: `http://localhost:${httpPort}`,
+    port: httpPort,
     pid,
     output: () => log,
     stop: async () => {
       await stopGroup(child);
       // serverless.yml gives each PORT its own esbuild work folder; offline leaves it behind.
-      rmSync(join(cwd, '.esbuild', String(port)), { recursive: true, force: true });
+      rmSync(join(cwd, '.esbuild', String(httpPort)), { recursive: true, force: true });
     },
   };
   try {
-    await waitForReady(child, () => log, timeoutMs);
+    await eventually(
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
+        return log.includes('Server ready:');
+      },
+      { within: START_WITHIN_MS, what: `npm run ${script} saying "Server ready"` },
+    );
   } catch (error) {
     await server.stop();
-    throw new Error(`npm run ${script} on port ${port} did not start:\n${log}`, { cause: error });
+    throw new Error(`npm run ${script} on port ${httpPort} did not start:\n${log}`, { cause: error });
   }
   return server;
 }
-
-async function waitForReady(child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!output().includes('Server ready:')) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`exited with ${child.exitCode ?? child.signalCode}`);
-    if (Date.now() > deadline) throw new Error(`no "Server ready" within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
-const sleep = (ms: number) =>
-  new Promise((done) => {
-    setTimeout(done, ms);
-  });
 
 /** SIGTERM to the whole group, then SIGKILL if it has not gone within 5 s. */
 async function stopGroup(child: ChildProcess): Promise<void> {

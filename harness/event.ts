@@ -1,8 +1,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, Context } from 'aws-lambda';
-import type { HttpResponse } from '../../lib/http';
+import type { HttpResponse } from '../lib/http';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface EventOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method?: Method;
   /** The `{id}` path parameter, exactly as it would arrive in the URL. */
   id?: string;
   /** A value to send as JSON. */
@@ -11,6 +13,8 @@ export interface EventOptions {
   rawBody?: string;
   /** Send the body base64-encoded, as API Gateway does for some content types. */
   base64?: boolean;
+  /** The request id API Gateway gives the request. */
+  requestId?: string;
 }
 
 const noop = (): void => undefined;
@@ -22,6 +26,7 @@ export function event({
   body,
   rawBody,
   base64 = false,
+  requestId = 'request-id',
 }: EventOptions = {}): APIGatewayProxyEventV2 {
   const path = id === undefined ? '/todos' : `/todos/${id}`;
   const routePath = id === undefined ? '/todos' : '/todos/{id}';
@@ -41,8 +46,8 @@ export function event({
       apiId: 'api-id',
       domainName: 'localhost',
       domainPrefix: 'localhost',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' },
-      requestId: 'request-id',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'harness' },
+      requestId,
       routeKey: `${method} ${routePath}`,
       stage: '$default',
       time: now.toISOString(),
@@ -51,28 +56,36 @@ export function event({
   };
 }
 
+/** Lambda's timeout for every function (serverless.yml), as the context reports it at the start. */
+export const FUNCTION_TIMEOUT_MS = 10_000;
+
 // Deprecated since Node 8 runtimes, but the Context type still requires them; no handler calls them.
 const legacyCallbacks = { done: noop, fail: noop, succeed: noop };
 
-export const context: Context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:test',
-  memoryLimitInMB: '256',
-  awsRequestId: 'aws-request-id',
-  logGroupName: '/aws/lambda/test',
-  logStreamName: 'stream',
-  getRemainingTimeInMillis: () => 10_000,
-  ...legacyCallbacks,
-};
+/** A Lambda context whose clock starts now and runs out after `timeoutMs`, as Lambda's does. */
+export function context({ timeoutMs = FUNCTION_TIMEOUT_MS, requestId = 'aws-request-id' } = {}): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:test',
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: '/aws/lambda/test',
+    logStreamName: 'stream',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    ...legacyCallbacks,
+  };
+}
 
 /** Calls a handler as Lambda would and insists on a structured response. */
 export async function invoke(
   handler: APIGatewayProxyHandlerV2,
   request: APIGatewayProxyEventV2,
+  lambdaContext: Context = context(),
 ): Promise<HttpResponse> {
-  const result = await handler(request, context, () => undefined);
+  const result = await handler(request, lambdaContext, noop);
   if (typeof result !== 'object') throw new Error(`handler answered ${String(result)}, not a response object`);
   return result;
 }

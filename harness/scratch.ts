@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from './offline';
+import { PROJECT_ROOT } from './project';
 
 /** What a server needs from the project; node_modules is linked, not copied. */
 const PROJECT_FILES = ['functions', 'lib', 'scripts', 'serverless.yml', 'package.json', 'tsconfig.json'];

@@ -1,0 +1,137 @@
+/**
+ * Interleaved concurrent creates, updates, reads and deletes against a live server, bounded in
+ * count and time; then a check from GET /todos that nothing was lost. `npm run load`
+ * (bench/load.ts) runs it large and prints the figures; the e2e suite runs it smaller, as a
+ * correctness check.
+ */
+import autocannon from 'autocannon';
+
+export interface LoadOptions {
+  /** Total requests, the main bound. */
+  amount: number;
+  connections: number;
+  /** A second bound, in seconds, whatever the amount. */
+  maxSeconds: number;
+}
+
+export interface LoadReport {
+  requests: number;
+  errors: number;
+  timeouts: number;
+  statuses: Record<string, number>;
+  latencyMs: { p50: number; p99: number; max: number };
+  requestsPerSecond: number;
+  created: number;
+  deleted: number;
+  listed: number;
+  /** Every way the final list disagrees with what the clients were told; empty when nothing was lost. */
+  problems: string[];
+}
+
+interface Context {
+  id?: number;
+}
+
+/** Runs the load and checks the outcome. Never asserts timing; the figures are for reading. */
+export async function runLoad(url: string, { amount, connections, maxSeconds }: LoadOptions): Promise<LoadReport> {
+  const created: number[] = [];
+  const deleted = new Set<number>();
+  const statuses: Record<string, number> = {};
+  let sequence = 0;
+  const count = (status: number) => {
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  };
+  const json = { 'content-type': 'application/json' };
+
+  const result = await autocannon({
+    url,
+    connections,
+    amount,
+    duration: maxSeconds,
+    // Each connection walks this sequence again and again: create, update, read, then delete one
+    // record in three or read the whole list. Many connections interleave them.
+    requests: [
+      {
+        method: 'POST',
+        path: '/todos',
+        headers: json,
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ title: `load ${sequence++}` }) }),
+        onResponse: (status, body, context: Context) => {
+          count(status);
+          if (status === 201) {
+            const { id } = JSON.parse(body) as { id: number };
+            created.push(id);
+            context.id = id;
+          }
+        },
+      },
+      {
+        method: 'PUT',
+        headers: json,
+        // Had the create failed, this turn reads the list instead.
+        setupRequest: (request, context: Context) =>
+          context.id === undefined
+            ? { method: 'GET', path: '/todos', headers: {} }
+            : { ...request, path: `/todos/${context.id}`, body: JSON.stringify({ completed: context.id % 2 === 0 }) },
+        onResponse: (status) => {
+          count(status);
+        },
+      },
+      {
+        method: 'GET',
+        setupRequest: (request, context: Context) => ({ ...request, path: `/todos/${context.id ?? 1}` }),
+        onResponse: (status) => {
+          count(status);
+        },
+      },
+      {
+        setupRequest: (request, context: Context) =>
+          context.id !== undefined && context.id % 3 === 0
+            ? { ...request, method: 'DELETE', path: `/todos/${context.id}` }
+            : { ...request, method: 'GET', path: '/todos' },
+        onResponse: (status, _body, context: Context) => {
+          count(status);
+          if (status === 200 && context.id !== undefined && context.id % 3 === 0) deleted.add(context.id);
+        },
+      },
+    ],
+  });
+
+  const response = await fetch(`${url}/todos`);
+  const listed = ((await response.json()) as { id: number }[]).map((todo) => todo.id);
+  return {
+    requests: result.requests.total,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statuses,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    requestsPerSecond: result.requests.average,
+    created: created.length,
+    deleted: deleted.size,
+    listed: listed.length,
+    problems: findProblems(created, deleted, listed, statuses),
+  };
+}
+
+export function findProblems(
+  created: number[],
+  deleted: Set<number>,
+  listed: number[],
+  statuses: Record<string, number>,
+): string[] {
+  const problems: string[] = [];
+  const listedSet = new Set(listed);
+  const lost = created.filter((id) => !deleted.has(id) && !listedSet.has(id));
+  if (lost.length > 0)
+    problems.push(`${lost.length} acknowledged creates missing from GET /todos: ${lost.slice(0, 10).join(', ')}`);
+  const revived = [...deleted].filter((id) => listedSet.has(id));
+  if (revived.length > 0)
+    problems.push(`${revived.length} acknowledged deletes still listed: ${revived.slice(0, 10).join(', ')}`);
+  if (new Set(created).size !== created.length) problems.push('an id was handed out twice');
+  if (created.some((id) => id < 3)) problems.push('a created record reused a seed id');
+  if (listed.some((id, i) => i > 0 && id <= (listed[i - 1] ?? 0)))
+    problems.push('ids in GET /todos are not distinct and increasing');
+  const serverErrors = Object.entries(statuses).filter(([status]) => Number(status) >= 500);
+  if (serverErrors.length > 0) problems.push(`5xx answers: ${JSON.stringify(Object.fromEntries(serverErrors))}`);
+  return problems;
+}

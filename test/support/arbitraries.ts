@@ -1,0 +1,146 @@
+import fc from 'fast-check';
+import { BODY_LIMIT, HttpCommand, adoptSeedTitles, type IdRef, type Model, type Real } from './model';
+
+/**
+ * The random input of the property tests: which ids commands aim at, titles, bodies valid and
+ * hostile, and sequences of commands; and the property that runs them against the model.
+ */
+
+const ODD_IDS = [
+  'abc',
+  '1.5',
+  '-0',
+  '-1',
+  '0',
+  '1e309',
+  '007',
+  '0x1',
+  '1e0',
+  '2.0',
+  'NaN',
+  'Infinity',
+  '9'.repeat(40),
+  '0'.repeat(30) + '1',
+  ' 1',
+];
+
+const idRef: fc.Arbitrary<IdRef> = fc.oneof(
+  { weight: 5, arbitrary: fc.nat().map((pick): IdRef => ({ kind: 'existing', pick })) },
+  { weight: 1, arbitrary: fc.nat().map((pick): IdRef => ({ kind: 'deleted', pick })) },
+  { weight: 1, arbitrary: fc.constant<IdRef>({ kind: 'next' }) },
+  { weight: 2, arbitrary: fc.constantFrom(...ODD_IDS).map((value): IdRef => ({ kind: 'raw', value })) },
+);
+
+/** Titles: ASCII, any Unicode text, and long ones (up to and past the body limit). */
+const title: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
+  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => 'é'.repeat(n)) },
+  {
+    weight: 1,
+    // Bodies within a few bytes of the limit, on both sides.
+    arbitrary: fc
+      .integer({ min: BODY_LIMIT - 16, max: BODY_LIMIT + 8 })
+      .map((n) => 'x'.repeat(n - '{"title":""}'.length)),
+  },
+);
+
+const notAString = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+);
+const notABoolean = fc.oneof(
+  fc.integer(),
+  fc.string({ maxLength: 5 }),
+  fc.constant(null),
+  fc.constant('true'),
+  fc.array(fc.boolean(), { maxLength: 2 }),
+);
+
+/** Bodies that are not one JSON object, or not JSON at all. */
+const notAnObject: fc.Arbitrary<string | undefined> = fc.oneof(
+  fc.constant(undefined),
+  fc.constantFrom('', '{', '{"title":', '{"title":"a",}', "{'title':'a'}", 'nul', '[', 'undefined'),
+  fc.string({ maxLength: 20 }),
+  fc
+    .oneof(fc.array(fc.jsonValue(), { maxLength: 3 }), fc.constant(null), fc.string(), fc.double(), fc.boolean())
+    .map((value) => JSON.stringify(value)),
+);
+
+/** `__proto__` and `constructor` as own keys, which only raw JSON text can carry. */
+const withHostileKeys = (fields: string) =>
+  fc
+    .constantFrom(
+      '"__proto__":{"title":"from proto","completed":true}',
+      '"constructor":{"prototype":{"completed":true}}',
+      '"__proto__":null',
+    )
+    .map((hostile) => `{${[fields, hostile].filter(Boolean).join(',')}}`);
+
+const createBody: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 6, arbitrary: title.map((t) => JSON.stringify({ title: t })) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ title, completed: fc.anything(), id: fc.anything() }).map((b) => JSON.stringify(b)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .option(title, { nil: undefined })
+      .chain((t) => withHostileKeys(t === undefined ? '' : `"title":${JSON.stringify(t)}`)),
+  },
+  { weight: 2, arbitrary: notAString.map((t) => JSON.stringify({ title: t })) },
+  { weight: 2, arbitrary: notAnObject },
+);
+
+const updateBody: fc.Arbitrary<string | undefined> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({ title, completed: fc.boolean() }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ title, completed: fc.boolean(), id: fc.integer() }).map((b) => JSON.stringify(b)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ title: fc.oneof(title, notAString), completed: fc.oneof(fc.boolean(), notABoolean) })
+      .map((b) => JSON.stringify(b)),
+  },
+  { weight: 2, arbitrary: withHostileKeys('"completed":false') },
+  { weight: 2, arbitrary: notAnObject },
+);
+
+export const commands = fc.commands(
+  [
+    fc.constant(new HttpCommand('GET', undefined, undefined)),
+    idRef.map((ref) => new HttpCommand('GET', ref, undefined)),
+    createBody.map((body) => new HttpCommand('POST', undefined, body)),
+    fc.tuple(idRef, updateBody).map(([ref, body]) => new HttpCommand('PUT', ref, body)),
+    idRef.map((ref) => new HttpCommand('DELETE', ref, undefined)),
+  ],
+  { maxCommands: 25 },
+);
+
+/**
+ * Runs the property: each run starts from `start()` (a model and the service in the same
+ * state) and plays a random command sequence. fast-check prints the shrunk counterexample and
+ * the seed to replay it when it fails.
+ */
+export async function checkAgainstModel(
+  start: () => Promise<{ model: Model; real: Real }>,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(commands, async (sequence) => {
+      const { model, real } = await start();
+      adoptSeedTitles(model, (await real.send({ method: 'GET' })).body);
+      await fc.asyncModelRun(() => ({ model, real }), sequence);
+    }),
+    { numRuns },
+  );
+}

@@ -1,0 +1,23 @@
+import { startOffline, type OfflineServer } from '../../harness/offline';
+import { ApiClient } from './client';
+import { Contract } from './contract';
+
+/** The e2e suites run once per store, each file against servers of its own. */
+export const E2E_STORES = ['memory', 'dynamodb'] as const;
+
+export type E2eStore = (typeof E2E_STORES)[number];
+
+/** A running server and a client for it that checks every response against openapi.yaml. */
+export interface Service extends OfflineServer {
+  readonly api: ApiClient;
+}
+
+/**
+ * A new server of the service on a free port, started as the README says: `npm start` for the
+ * memory store, `npm run start:dynamodb` for DynamoDB. It starts from the seeded store: records
+ * 1 and 2, next id 3.
+ */
+export async function startService(store: E2eStore, env: NodeJS.ProcessEnv = {}): Promise<Service> {
+  const server = await startOffline({ script: store === 'memory' ? 'start' : 'start:dynamodb', env });
+  return { ...server, api: new ApiClient(server.url, new Contract()) };
+}
