@@ -20,14 +20,15 @@ const TEST_WITHIN_MS = 60_000;
 
 const config: Config = {
   testTimeout: TEST_WITHIN_MS,
+  // One DynamoDB Local for every project (test/global-setup.ts).
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
   projects: [
     {
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      globalSetup: '<rootDir>/test/unit/global-setup.ts',
-      globalTeardown: '<rootDir>/test/unit/global-teardown.ts',
     },
     {
       // Real `serverless offline` processes over real HTTP; each test file starts its own.

@@ -5,8 +5,8 @@ import type { TodoStore } from '../lib/todos';
 
 /** DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404. */
 export const deleteTodo = (todos: TodoStore) =>
-  httpHandler(async (event) => {
-    found(await todos.remove(todoId(event)));
+  httpHandler(async (event, deadline) => {
+    found(await todos.remove(todoId(event), deadline));
     return text(200, 'Deleted');
   });
 

@@ -6,10 +6,10 @@ import type { TodoStore } from '../lib/todos';
 
 /** PUT /todos/{id}: partial update, 200 with the record after it, or 404. */
 export const updateTodo = (todos: TodoStore) =>
-  httpHandler(async (event) => {
+  httpHandler(async (event, deadline) => {
     // The body is checked first: a malformed request is a 400 whatever its id.
     const patch = todoPatch(jsonBody(event));
-    return json(200, found(await todos.update(todoId(event), patch)));
+    return json(200, found(await todos.update(todoId(event), patch, deadline)));
   });
 
 export const handler = updateTodo(store);

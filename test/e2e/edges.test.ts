@@ -106,14 +106,17 @@ describe.each(E2E_STORES)('%s store', (store) => {
   });
 
   describe('concurrency', () => {
-    it('200 concurrent POSTs get 200 distinct consecutive ids, all listed afterwards', async () => {
+    /** A burst that once got 503s from a healthy DynamoDB: the client's sockets ran out. */
+    const BURST = 500;
+
+    it(`${BURST} concurrent POSTs all answer 201, with consecutive ids, all listed afterwards`, async () => {
       const responses = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => service.api.post('/todos', { title: `c${i}` })),
+        Array.from({ length: BURST }, (_, i) => service.api.post('/todos', { title: `c${i}` })),
       );
-      expect(responses.map((response) => response.status)).toEqual(Array(200).fill(201));
+      expect(responses.filter((response) => response.status !== 201).map((response) => response.text)).toEqual([]);
       const ids = responses.map((response) => (response.json() as { id: number }).id).sort((a, b) => a - b);
       const first = ids[0] ?? 0;
-      expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => first + i));
+      expect(ids).toEqual(Array.from({ length: BURST }, (_, i) => first + i));
       const listed = ((await service.api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
       expect(listed).toEqual(expect.arrayContaining(ids));
       expect(listed).toEqual([...listed].sort((a, b) => a - b));

@@ -58,6 +58,20 @@ export function expectJson(answer: Answer, status: number, body: unknown): void 
   }
 }
 
+/** 201 Created with the new record, whose address is in Location. */
+export function expectCreated(answer: Answer, todo: { id: number; title: string; completed: boolean }): void {
+  if ('status' in answer) {
+    expectJson(answer, 201, todo);
+    expect(answer.headers.get('location')).toBe(`/todos/${todo.id}`);
+  } else {
+    expect({ status: answer.statusCode, headers: answer.headers, body: bodyOf(answer) }).toEqual({
+      status: 201,
+      headers: { 'content-type': JSON_TYPE, location: `/todos/${todo.id}` },
+      body: todo,
+    });
+  }
+}
+
 export function expectTodoNotFound(answer: Answer): void {
   expectJson(answer, 404, { error: 'Todo not found' });
 }

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTodoStore, documentClient, type DynamoDbStoreOptions } from '../../lib/dynamodb-store';
+import { documentClient, dynamoDbClientConfig } from '../../lib/dynamodb-client';
+import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb-store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from '../../scripts/local-dynamodb';
 
-/** Set by test/unit/global-setup.ts: one dynalite for the whole unit run. */
-export const DYNALITE_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';
+/** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */
+export const DYNAMODB_ENDPOINT_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';
 
 export interface StoreUnderTest {
   readonly name: 'memory' | 'dynamodb';
@@ -15,35 +16,46 @@ export interface StoreUnderTest {
   fresh(options?: DynamoDbStoreOptions): Promise<TodoStore>;
 }
 
-export function dynaliteEndpoint(): string {
-  const endpoint = process.env[DYNALITE_ENV];
-  if (endpoint === undefined) throw new Error(`${DYNALITE_ENV} is not set: is the unit global setup running?`);
+export function testDynamoDbEndpoint(): string {
+  const endpoint = process.env[DYNAMODB_ENDPOINT_ENV];
+  if (endpoint === undefined) throw new Error(`${DYNAMODB_ENDPOINT_ENV} is not set: is test/global-setup.ts running?`);
   return endpoint;
 }
+
+/** A table name no other test uses. */
+export const uniqueTableName = (): string => `todos-${randomUUID()}`;
 
 // One client of each kind per test worker, made on first use: tests create hundreds of tables and stores.
 let admin: DynamoDBClient | undefined;
 let documents: DynamoDBDocumentClient | undefined;
 
-/** A new, empty table on the shared dynalite: each test gets its own, so nothing leaks between tests. */
+/** A new, empty table on the shared DynamoDB Local: each test gets its own, so nothing leaks between tests. */
 export async function freshTable(): Promise<string> {
-  const table = `todos-${randomUUID()}`;
-  await ensureTable((admin ??= localClient(dynaliteEndpoint())), table);
+  const table = uniqueTableName();
+  await ensureTable((admin ??= localClient(testDynamoDbEndpoint())), table);
   return table;
 }
 
+/** A document client for `endpoint`, configured as deployed, with local credentials. */
+export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
+  return documentClient({ ...dynamoDbClientConfig(endpoint), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+}
+
 /**
- * A store on a table of the shared dynalite. Each one seeds on its first call, as a container
- * does on its cold start, so several on one table stand for several containers.
+ * A store on a table of the shared DynamoDB Local, with the client settings it has when
+ * deployed. Each one seeds on its first call, as a container does on its cold start, so several
+ * on one table stand for several containers.
  */
 export function dynamoDbStore(table: string, options: DynamoDbStoreOptions = {}): DynamoDbTodoStore {
-  documents ??= documentClient({
-    endpoint: dynaliteEndpoint(),
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    maxAttempts: 1,
-  });
-  return new DynamoDbTodoStore(documents, table, options);
+  return new DynamoDbTodoStore((documents ??= localDocumentClient(testDynamoDbEndpoint())), table, options);
+}
+
+/**
+ * A store on `table` reached through `endpoint` (a fault proxy, say), with a client of its own
+ * configured as deployed: a container whose network the test controls.
+ */
+export function dynamoDbStoreAt(endpoint: string, table: string): DynamoDbTodoStore {
+  return new DynamoDbTodoStore(localDocumentClient(endpoint), table);
 }
 
 /** Every store implementation; handler and store tests run once per entry (`describe.each`). */

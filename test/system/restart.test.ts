@@ -1,49 +1,46 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startDynalite, type LocalDynamoDb } from '../../scripts/local-dynamodb';
+import { describe, expect, it } from '@jest/globals';
+import { START_WITHIN_MS, startOffline } from '../../harness/offline';
 import { ApiClient } from '../support/client';
-import { startOffline } from '../../harness/offline';
+import { testDynamoDbEndpoint, uniqueTableName } from '../support/stores';
 
 /** `npm run start:dynamodb` against an endpoint that outlives it: a restart keeps data and counter. */
 describe('start:dynamodb with DYNAMODB_ENDPOINT', () => {
-  let dynamodb: LocalDynamoDb;
-  beforeAll(async () => {
-    dynamodb = await startDynalite();
-  });
-  afterAll(async () => {
-    await dynamodb.close();
-  });
-
+  const table = uniqueTableName();
   const start = () =>
-    startOffline({ script: 'start:dynamodb', env: { DYNAMODB_ENDPOINT: dynamodb.endpoint, TODOS_TABLE: 'restart' } });
+    startOffline({ script: 'start:dynamodb', env: { DYNAMODB_ENDPOINT: testDynamoDbEndpoint(), TODOS_TABLE: table } });
 
-  it('keeps the list and the id counter across a restart of the service', async () => {
-    const first = await start();
-    let listBefore: unknown;
-    try {
-      const api = new ApiClient(first.url);
-      expect((await api.post('/todos', { title: 'survives' })).json()).toMatchObject({ id: 3 });
-      expect((await api.post('/todos', { title: 'deleted' })).json()).toMatchObject({ id: 4 });
-      expect((await api.delete('/todos/4')).status).toBe(200);
-      expect((await api.delete('/todos/1')).status).toBe(200);
-      expect((await api.put('/todos/2', { title: 'changed' })).status).toBe(200);
-      listBefore = (await api.get('/todos')).json();
-    } finally {
-      await first.stop();
-    }
+  it(
+    'keeps the list and the id counter across a restart of the service',
+    async () => {
+      const first = await start();
+      let listBefore: unknown;
+      try {
+        const api = new ApiClient(first.url);
+        expect((await api.post('/todos', { title: 'survives' })).json()).toMatchObject({ id: 3 });
+        expect((await api.post('/todos', { title: 'deleted' })).json()).toMatchObject({ id: 4 });
+        expect((await api.delete('/todos/4')).status).toBe(200);
+        expect((await api.delete('/todos/1')).status).toBe(200);
+        expect((await api.put('/todos/2', { title: 'changed' })).status).toBe(200);
+        listBefore = (await api.get('/todos')).json();
+      } finally {
+        await first.stop();
+      }
 
-    const second = await start();
-    try {
-      const api = new ApiClient(second.url);
-      expect((await api.get('/todos')).json()).toEqual(listBefore);
-      expect(listBefore).toEqual([
-        { id: 2, title: 'changed', completed: true },
-        { id: 3, title: 'survives', completed: false },
-      ]);
-      // Record 1 is not seeded again, and id 4 is not reused.
-      expect((await api.get('/todos/1')).status).toBe(404);
-      expect((await api.post('/todos', { title: 'after restart' })).json()).toMatchObject({ id: 5 });
-    } finally {
-      await second.stop();
-    }
-  }, 120_000);
+      const second = await start();
+      try {
+        const api = new ApiClient(second.url);
+        expect((await api.get('/todos')).json()).toEqual(listBefore);
+        expect(listBefore).toEqual([
+          { id: 2, title: 'changed', completed: true },
+          { id: 3, title: 'survives', completed: false },
+        ]);
+        // Record 1 is not seeded again, and id 4 is not reused.
+        expect((await api.get('/todos/1')).status).toBe(404);
+        expect((await api.post('/todos', { title: 'after restart' })).json()).toMatchObject({ id: 5 });
+      } finally {
+        await second.stop();
+      }
+    },
+    3 * START_WITHIN_MS,
+  );
 });

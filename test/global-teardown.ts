@@ -1,3 +1,3 @@
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.unitDynalite?.close();
+  await globalThis.testDynamoDb?.close();
 }

@@ -1,0 +1,158 @@
+import { once } from 'node:events';
+import { Agent, createServer, request as forward, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * A small HTTP proxy in front of a DynamoDB endpoint that misbehaves on request, the way a
+ * network or a store does: it holds a request back before passing it on, answers too late for
+ * the SDK's timeout, loses an answer after the write was applied, or stops answering at all.
+ * Tests start one for what they need and point a store's client at `endpoint`.
+ */
+
+/** A request as the proxy saw it: the DynamoDB operation (from X-Amz-Target) and the JSON body. */
+export interface SeenRequest {
+  readonly operation: string;
+  readonly body: string;
+}
+
+export type Match = (request: SeenRequest) => boolean;
+
+/** Requests for this DynamoDB operation, e.g. `TransactWriteItems`. */
+export const operation =
+  (name: string): Match =>
+  (request) =>
+    request.operation === name;
+
+/** Requests whose body contains `text` anywhere (a title, say). */
+export const mentions =
+  (text: string): Match =>
+  (request) =>
+    request.body.includes(text);
+
+/** Both conditions. */
+export const both =
+  (a: Match, b: Match): Match =>
+  (request) =>
+    a(request) && b(request);
+
+export type Fault =
+  /** Pass the request on only once `until` settles: a request delayed on its way. */
+  | { readonly holdRequest: Promise<unknown> }
+  /** Pass it on, then keep the answer back for `ms`: past the SDK's request timeout, say. */
+  | { readonly delayAnswerMs: number }
+  /** Pass it on, and once it is applied close the connection instead of answering. */
+  | { readonly dropAnswer: true };
+
+interface Rule {
+  readonly match: Match;
+  readonly fault: Fault;
+  /** How many more requests it applies to. */
+  times: number;
+}
+
+export interface FaultProxy {
+  readonly endpoint: string;
+  /** Applies `fault` to the next `times` requests that `match` (each request meets one rule at most). */
+  inject(match: Match, fault: Fault, times?: number): void;
+  /** Resolves with the first request from now on that `match`es, once the proxy has it. */
+  next(match: Match): Promise<SeenRequest>;
+  /** Holds every request from now on without answering it: a store that is frozen. */
+  freeze(): void;
+  /** Every request so far, in order of arrival. */
+  readonly seen: readonly SeenRequest[];
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true });
+  const rules: Rule[] = [];
+  const watchers: { match: Match; resolve: (request: SeenRequest) => void }[] = [];
+  const seen: SeenRequest[] = [];
+  const sockets = new Set<Socket>();
+  let frozen = false;
+
+  async function handle(incoming: IncomingMessage, answer: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const seenRequest: SeenRequest = {
+      operation:
+        String(incoming.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '',
+      body: body.toString('utf8'),
+    };
+    seen.push(seenRequest);
+    for (const watcher of watchers.filter(({ match }) => match(seenRequest))) {
+      watchers.splice(watchers.indexOf(watcher), 1);
+      watcher.resolve(seenRequest);
+    }
+    // Frozen: the request stays unanswered until its client gives up or the proxy closes.
+    if (frozen) return;
+    const rule = rules.find(({ match, times }) => times > 0 && match(seenRequest));
+    if (rule) rule.times--;
+    const fault = rule?.fault;
+    if (fault && 'holdRequest' in fault) await fault.holdRequest.catch(() => undefined);
+
+    const upstreamAnswer = await new Promise<IncomingMessage>((resolve, reject) => {
+      const outgoing = forward(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: incoming.method,
+          path: incoming.url,
+          headers: incoming.headers,
+          agent,
+        },
+        resolve,
+      );
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+    const answerChunks: Buffer[] = [];
+    for await (const chunk of upstreamAnswer) answerChunks.push(chunk as Buffer);
+
+    if (fault && 'dropAnswer' in fault) {
+      incoming.socket.destroy();
+      return;
+    }
+    if (fault && 'delayAnswerMs' in fault) await delay(fault.delayAnswerMs);
+    if (incoming.socket.destroyed) return;
+    answer.writeHead(upstreamAnswer.statusCode ?? 502, upstreamAnswer.headers).end(Buffer.concat(answerChunks));
+  }
+
+  const server = createServer((incoming, answer) => {
+    handle(incoming, answer).catch(() => {
+      incoming.socket.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    seen,
+    inject(match, fault, times = 1) {
+      rules.push({ match, fault, times });
+    },
+    next(match) {
+      return new Promise((resolve) => watchers.push({ match, resolve }));
+    },
+    freeze() {
+      frozen = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      agent.destroy();
+      await once(server, 'close');
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { log } from './log';
+
+/**
+ * How this service talks to DynamoDB: the SDK's retries and timeouts, how many requests are in
+ * flight at once, and what is logged at `debug`.
+ */
+
+/** Requests in flight at once, and sockets in the client's pool: the same number, see `DynamoDbSender`. */
+export const MAX_IN_FLIGHT = 50;
+/** How long one attempt may take to connect, and to be answered once connected. */
+export const CONNECT_TIMEOUT_MS = 1_000;
+export const REQUEST_TIMEOUT_MS = 2_000;
+
+/**
+ * The SDK's retries, set on purpose: three attempts with its standard backoff, each with a 1 s
+ * connect and 2 s request timeout, so that an unreachable, hanging or throttling DynamoDB is a
+ * 503 in seconds. Without throwOnRequestTimeout the SDK only logs a warning when requestTimeout
+ * passes and goes on waiting. Every call is also bounded by its request's deadline (an abort
+ * signal), whatever the attempts have left.
+ */
+export function dynamoDbClientConfig(endpoint: string | undefined): DynamoDBClientConfig {
+  return {
+    maxAttempts: 3,
+    retryMode: 'standard',
+    requestHandler: {
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      throwOnRequestTimeout: true,
+      httpAgent: { keepAlive: true, maxSockets: MAX_IN_FLIGHT },
+      httpsAgent: { keepAlive: true, maxSockets: MAX_IN_FLIGHT },
+    },
+    ...(endpoint === undefined ? {} : { endpoint }),
+  };
+}
+
+export function documentClient(config: DynamoDBClientConfig): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient(config));
+}
+
+/** What every SDK answer carries: how many attempts it took. */
+interface Answer {
+  readonly $metadata: { readonly attempts?: number };
+}
+
+/** The name a DynamoDB error carries when a plain write meets an item a transaction is writing. */
+const TRANSACTION_CONFLICT = 'TransactionConflictException';
+
+/** Rejects once `signal` aborts, with its reason. */
+export function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason as Error);
+    signal.addEventListener(
+      'abort',
+      () => {
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Sends commands with at most MAX_IN_FLIGHT in flight. The SDK starts its connect and request
+ * timers when it creates a request, and a request waiting for one of the pool's sockets would
+ * spend them waiting: under a burst, a healthy DynamoDB would look unreachable. Waiting here
+ * instead, for a slot that comes with a free socket, the SDK's timers measure the network only,
+ * and the wait itself is bounded by the caller's deadline.
+ */
+export class DynamoDbSender {
+  #inFlight = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  /**
+   * Sends one request: `operation` names it in the log, and `request` sends it with the abort
+   * signal it is given. Gives up with the signal's reason once the signal aborts.
+   */
+  async send<T extends Answer>(
+    operation: string,
+    signal: AbortSignal,
+    request: (abortSignal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    await this.#acquire(signal);
+    const started = Date.now();
+    try {
+      for (;;) {
+        try {
+          const output = await request(signal);
+          log('debug', {
+            message: 'dynamodb',
+            operation,
+            attempts: output.$metadata.attempts,
+            durationMs: Date.now() - started,
+          });
+          return output;
+        } catch (error) {
+          log('debug', {
+            message: 'dynamodb',
+            operation,
+            error: error instanceof Error ? error.name : String(error),
+            durationMs: Date.now() - started,
+          });
+          // A plain write that meets a transaction in progress on its item is safe to send again
+          // once the transaction is done: it was not applied. The SDK does not retry it.
+          if (!(error instanceof Error) || error.name !== TRANSACTION_CONFLICT) throw error;
+          await Promise.race([backoff(), aborted(signal)]);
+        }
+      }
+    } finally {
+      this.#release();
+    }
+  }
+
+  async #acquire(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.#inFlight < MAX_IN_FLIGHT) {
+      this.#inFlight++;
+      return;
+    }
+    let grant: () => void = () => undefined;
+    const granted = new Promise<void>((resolve) => {
+      grant = resolve;
+    });
+    this.#waiting.push(grant);
+    try {
+      await Promise.race([granted, aborted(signal)]);
+    } catch (error) {
+      // Given up while waiting: pass a slot granted meanwhile on, or leave the queue.
+      const index = this.#waiting.indexOf(grant);
+      if (index >= 0) this.#waiting.splice(index, 1);
+      else this.#release();
+      throw error;
+    }
+  }
+
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#inFlight--;
+    else next();
+  }
+}
+
+/** A short random pause, so that writers that met each other do not meet again at once. */
+export function backoff(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+}
