@@ -19,6 +19,12 @@ export interface Row {
   note?: string;
 }
 
+/** What `npm run bench` was asked for, beyond the section names. */
+export interface BenchOptions {
+  /** `--baseline <git ref>`: sections that compare revisions also measure this one, in the same run. */
+  baseline?: string;
+}
+
 export interface Machine {
   cpus: string;
   cores: number;

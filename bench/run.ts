@@ -1,14 +1,14 @@
 /**
- * `npm run bench [-- section ...] [--save]`: every default section, or the ones named, each printed
+ * `npm run bench [-- section ...] [--save] [--baseline <git ref>]`: every default section, or the ones named, each printed
  * as a table and written to bench/latest.json (ignored by git) as soon as it finishes, so a
  * section that fails later loses nothing. `--save` also writes them into bench/results.json, the
  * committed figures that README.md and bench/README.md quote. No timing is asserted anywhere in
  * `npm test`; the budgets are checked here, and a missed one is marked, not failed.
  * bench/README.md says what each section measures.
  */
-import { LATEST_PATH, SNAPSHOT_PATH, recordSection, thisMachine, type Row } from './lib';
+import { LATEST_PATH, SNAPSHOT_PATH, recordSection, thisMachine, type BenchOptions, type Row } from './lib';
 
-type Section = () => Promise<Row[]> | Row[];
+type Section = (options: BenchOptions) => Promise<Row[]> | Row[];
 
 /** The sections that measure the service, run by default. */
 const SECTIONS: Record<string, () => Promise<Section>> = {
@@ -18,6 +18,8 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   memory: async () => (await import('./sections/memory')).memory,
   startup: async () => (await import('./sections/startup')).startup,
   reload: async () => (await import('./sections/reload')).reload,
+  dynamodbColdStart: async () => (await import('./sections/dynamodb-cold-start')).dynamodbColdStart,
+  dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
 };
 
 /** Sections run only when named: they measure the emulator, not the service. */
@@ -41,7 +43,11 @@ function printTable(rows: Row[]): void {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const save = args.includes('--save');
-  const wanted = args.filter((arg) => !arg.startsWith('--'));
+  const baselineAt = args.indexOf('--baseline');
+  const baseline = baselineAt >= 0 ? args[baselineAt + 1] : undefined;
+  if (baselineAt >= 0 && baseline === undefined) throw new Error('--baseline needs a git revision');
+  const options: BenchOptions = baseline === undefined ? {} : { baseline };
+  const wanted = args.filter((arg, i) => !arg.startsWith('--') && (baselineAt < 0 || i !== baselineAt + 1));
   const known = { ...SECTIONS, ...OPTIONAL_SECTIONS };
   const unknown = wanted.filter((name) => !(name in known));
   if (unknown.length > 0) {
@@ -59,7 +65,7 @@ async function main(): Promise<void> {
     try {
       const section = await known[name]?.();
       if (section === undefined) continue;
-      const rows = await section();
+      const rows = await section(options);
       console.log(`\n${name} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
       printTable(rows);
       recordSection(LATEST_PATH, name, rows, machine);
