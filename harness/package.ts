@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
+import { runServerless } from './cli';
 import { PROJECT_ROOT } from './project';
-
-const run = promisify(execFile);
 
 export interface Resource {
   Type: string;
@@ -78,11 +75,11 @@ export async function servicePackage(params: string[] = [], cwd = PROJECT_ROOT):
 
 /** Runs `serverless package --package <dir>` as a deploy would, with no credentials. */
 export async function packageInto(dir: string, params: string[] = [], cwd = PROJECT_ROOT): Promise<void> {
-  const cli = join(PROJECT_ROOT, 'node_modules/serverless/bin/serverless.js');
-  await run(process.execPath, [cli, 'package', '--package', dir, ...params.map((param) => `--param=${param}`)], {
+  const result = await runServerless(['package', '--package', dir, ...params.map((param) => `--param=${param}`)], {
     cwd,
-    env: { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' },
+    env: { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_PROFILE: 'none' },
   });
+  if (result.code !== 0) throw new Error(`serverless package failed:\n${result.stdout}\n${result.stderr}`);
 }
 
 /** Keeps the newest packages only: each is a few hundred KB, and sources change often. */

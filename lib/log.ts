@@ -9,7 +9,7 @@ import { writeSync } from 'node:fs';
  */
 
 /** In increasing order of severity; `silent` writes nothing. */
-const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
 export type LogLevel = (typeof LEVELS)[number];
 

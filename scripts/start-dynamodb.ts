@@ -37,6 +37,10 @@ async function main(): Promise<void> {
         AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? LOCAL_CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? LOCAL_CREDENTIALS.secretAccessKey,
         AWS_REGION: process.env.AWS_REGION ?? LOCAL_REGION,
+        // On Node 20 the SDK warns that its releases after January 2027 need Node 22: true, and
+        // about deploys, which run nodejs22.x; locally it would only bury the request log.
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED:
+          process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
       },
     },
   );

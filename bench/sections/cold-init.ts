@@ -49,7 +49,7 @@ function timeFirstInvocation(child: string, file: string, firstEvent: unknown): 
  * The bundles take turns, round after round, so that drift on a noisy machine hits all alike.
  */
 export async function coldInit(): Promise<Row[]> {
-  const packaged = await servicePackage();
+  const packaged = await servicePackage(['store=memory']);
   const dir = mkdtempSync(join(tmpdir(), 'todo-cold-'));
   try {
     // A script file, not `node -e`: under -e the first require() alone costs about 2 ms.

@@ -8,6 +8,7 @@ import { httpHandler } from '../../lib/http';
 import { errorFields, logLevelFrom, writeLine } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { requestLogLine } from '../support/expectations';
+import { dynamoDbStore, freshTable } from '../support/stores';
 
 /** Every line written to fd 1 while `run` runs, parsed as JSON (each must be). */
 async function logLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
@@ -128,6 +129,20 @@ describe('LOG_LEVEL', () => {
     const handler = getTodo(memoryStore);
     expect(await withLogLevel('silent', () => logLines(() => invoke(handler, event({ id: '1' }))))).toEqual([]);
     expect(await withLogLevel('info', () => logLines(() => invoke(handler, event({ id: '1' }))))).toHaveLength(1);
+  });
+
+  it('debug adds a line for each DynamoDB request, with how many attempts and how long it took', async () => {
+    const store = dynamoDbStore(await freshTable());
+    await store.list();
+    const handler = getTodo(store);
+    const debug = await withLogLevel('debug', () => logLines(() => invoke(handler, event({ id: '1' }))));
+    expect(debug).toEqual([
+      expect.objectContaining({ level: 'debug', message: 'dynamodb', operation: 'GetItem', attempts: 1 }),
+      expect.objectContaining({ level: 'info', message: 'request', status: 200 }),
+    ]);
+    expect(debug[0]).toHaveProperty('durationMs', expect.any(Number));
+    const info = await withLogLevel('info', () => logLines(() => invoke(handler, event({ id: '1' }))));
+    expect(info).toEqual([expect.objectContaining({ level: 'info', message: 'request' })]);
   });
 
   it('is read case-insensitively, and an unknown value means info', () => {

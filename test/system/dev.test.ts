@@ -1,0 +1,143 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
+import { scratchCopy, type ScratchCopy } from '../../harness/scratch';
+import { eventually } from '../../harness/wait';
+import { ApiClient, type ApiResponse } from '../support/client';
+
+/** A rebuild of five bundles takes well under a second idle (npm run bench -- reload); this allows for a busy machine. */
+const REBUILD_WITHIN_MS = 30_000;
+/** tsc's first check of the project takes a few seconds idle, its later ones less. */
+const TYPECHECK_WITHIN_MS = 90_000;
+
+/**
+ * `npm run dev` in a scratch copy of the project: it serves every saved edit without a restart
+ * and keeps its data, says so plainly when an edit does not build, and typechecks as you go;
+ * `npm start` beside it does none of that.
+ */
+describe('npm run dev', () => {
+  let scratch: ScratchCopy;
+  let dev: OfflineServer;
+  let start: OfflineServer;
+  let api: ApiClient;
+  beforeAll(async () => {
+    scratch = scratchCopy();
+    [dev, start] = await Promise.all([
+      startOffline({ script: 'dev', cwd: scratch.dir }),
+      startOffline({ script: 'start', cwd: scratch.dir }),
+    ]);
+    api = new ApiClient(dev.url);
+  }, START_WITHIN_MS);
+  afterAll(async () => {
+    await Promise.all([dev.stop(), start.stop()]);
+    scratch.remove();
+  });
+
+  /** Files a test changed, put back after it, so that no test sees another's edits. */
+  const originals = new Map<string, string>();
+  function edit(file: string, change: (source: string) => string): void {
+    const path = join(scratch.dir, file);
+    const source = readFileSync(path, 'utf8');
+    if (!originals.has(path)) originals.set(path, source);
+    writeFileSync(path, change(source));
+  }
+  function restore(): void {
+    for (const [path, source] of originals) writeFileSync(path, source);
+    originals.clear();
+  }
+  afterEach(restore);
+
+  const created = async (title: string): Promise<number> => {
+    const response = await api.post('/todos', { title });
+    expect(response.status).toBe(201);
+    return (response.json() as { id: number }).id;
+  };
+
+  it(
+    'serves an edit to lib/ on the next requests, with the records made before it still there',
+    async () => {
+      const plain = new ApiClient(start.url);
+      const id = await created('made before the edit');
+      expect((await plain.get('/todos/99999')).json()).toEqual({ error: 'Todo not found' });
+
+      edit('lib/http.ts', (source) => source.replace("'Todo not found'", "'Todo not found (edited)'"));
+      await eventually(async () => JSON.stringify((await api.get('/todos/99999')).json()).includes('(edited)'), {
+        within: REBUILD_WITHIN_MS,
+        what: 'npm run dev serving the edit',
+      });
+      expect((await api.get(`/todos/${id}`)).json()).toEqual({ id, title: 'made before the edit', completed: false });
+      expect((await api.post('/todos', { title: 'after' })).json()).toMatchObject({ id: id + 1 });
+      // The plain server, in the same folder, still runs the code it started with: it watches nothing.
+      expect((await plain.get('/todos/99999')).json()).toEqual({ error: 'Todo not found' });
+      expect(start.output()).not.toContain('Reloaded');
+      expect(dev.output()).toContain('Reloaded');
+    },
+    2 * REBUILD_WITHIN_MS,
+  );
+
+  it(
+    'while an edit does not build, every route answers a JSON 500 naming the error in one line; fixing it brings the code back, data kept',
+    async () => {
+      const id = await created('made before the broken edit');
+      const printedBefore = dev.output().length;
+      edit('lib/input.ts', (source) => `${source}\nexport const broken = ;\n`);
+
+      // Requests that change nothing when the code that builds answers them, one per route.
+      const answers = (): Promise<ApiResponse[]> =>
+        Promise.all([
+          api.get('/todos'),
+          api.get(`/todos/${id}`),
+          api.post('/todos', { title: 5 }),
+          api.put('/todos/99999', { completed: true }),
+          api.delete('/todos/99999'),
+        ]);
+      const failing = await eventually(
+        async () => {
+          const all = await answers();
+          return all.every((response) => response.status === 500) && all;
+        },
+        { within: REBUILD_WITHIN_MS, what: 'every route answering 500 for the broken build' },
+      );
+      for (const response of failing) {
+        expect(response.contentType).toBe('application/json; charset=utf-8');
+        expect(response.json()).toEqual({
+          error: expect.stringMatching(/^Build failed: lib\/input\.ts:\d+:\d+: [^\n]+$/),
+        });
+        expect(response.text).not.toContain(scratch.dir);
+        expect(response.text).not.toMatch(/\bat .*:\d+:\d+/);
+      }
+      const printed = dev.output().slice(printedBefore);
+      expect(printed.match(/Build failed: lib\/input\.ts/g)).toHaveLength(1);
+
+      restore();
+      await eventually(async () => (await api.get(`/todos/${id}`)).status === 200, {
+        within: REBUILD_WITHIN_MS,
+        what: 'the fixed code served again',
+      });
+      expect((await api.get(`/todos/${id}`)).json()).toEqual({
+        id,
+        title: 'made before the broken edit',
+        completed: false,
+      });
+    },
+    3 * REBUILD_WITHIN_MS,
+  );
+
+  it(
+    'prints the type errors of a saved edit, which esbuild alone would build and serve',
+    async () => {
+      edit('lib/http.ts', (source) =>
+        source.replace(
+          "const JSON_TYPE = 'application/json; charset=utf-8';",
+          "const JSON_TYPE: number = 'application/json; charset=utf-8';",
+        ),
+      );
+      await eventually(() => /typecheck: lib\/http\.ts\(\d+,\d+\): error TS2322/.test(dev.output()), {
+        within: TYPECHECK_WITHIN_MS,
+        what: 'the type error printed by npm run dev',
+      });
+    },
+    TYPECHECK_WITHIN_MS + 10_000,
+  );
+});

@@ -1,0 +1,180 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCommand, runServerless } from '../../harness/cli';
+import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
+import { PROJECT_ROOT } from '../../harness/project';
+import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../../harness/routes';
+import { scratchCopy } from '../../harness/scratch';
+import { ApiClient } from '../support/client';
+import { expectCreated, expectJson } from '../support/expectations';
+
+/** One command of the framework: loading it and bundling take about 2 s idle; this allows for a busy machine. */
+const COMMAND_WITHIN_MS = 60_000;
+
+/** What each sample event asks, and what the service answers it on a fresh store. */
+const ANSWERS: Record<FunctionName, { statusCode: number; body: unknown }> = {
+  listTodos: {
+    statusCode: 200,
+    body: [
+      { id: 1, title: 'Read the spec', completed: false },
+      { id: 2, title: 'Ship the service', completed: true },
+    ],
+  },
+  getTodo: { statusCode: 200, body: { id: 1, title: 'Read the spec', completed: false } },
+  createTodo: { statusCode: 201, body: { id: 3, title: 'Buy milk', completed: false } },
+  updateTodo: { statusCode: 200, body: { id: 1, title: 'Read the spec', completed: true } },
+  deleteTodo: { statusCode: 200, body: 'Deleted' },
+};
+
+function eventFile(name: FunctionName): string {
+  return join('events', `${name}.json`);
+}
+
+/** The Lambda answer `serverless invoke local` prints last, after the request's log line. */
+function invokeAnswer(stdout: string): { statusCode: number; body: unknown } {
+  const answer = JSON.parse(stdout.slice(stdout.lastIndexOf('\n{\n') + 1)) as { statusCode: number; body: string };
+  return {
+    statusCode: answer.statusCode,
+    body: answer.body.startsWith('Deleted') ? answer.body : JSON.parse(answer.body),
+  };
+}
+
+describe('sample events (events/<function>.json)', () => {
+  it.each(FUNCTION_NAMES)('%s.json is an HTTP API (payload 2.0) request for its route', (name) => {
+    const event = JSON.parse(readFileSync(join(PROJECT_ROOT, eventFile(name)), 'utf8')) as Record<string, unknown>;
+    const { method, withId } = ROUTES[name];
+    expect(event).toMatchObject({
+      version: '2.0',
+      routeKey: `${method} ${withId ? '/todos/{id}' : '/todos'}`,
+      requestContext: { http: { method } },
+      isBase64Encoded: false,
+    });
+    expect(event.pathParameters !== undefined).toBe(withId);
+  });
+
+  it.each(FUNCTION_NAMES)(
+    '`npx serverless invoke local -f %s --path events/….json` answers it',
+    async (name) => {
+      const result = await runServerless(['invoke', 'local', '-f', name, '--path', eventFile(name)]);
+      expect(result.code).toBe(0);
+      expect(invokeAnswer(result.stdout)).toEqual(ANSWERS[name]);
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
+describe('commands beside a running `npm start`', () => {
+  let server: OfflineServer;
+  let api: ApiClient;
+  beforeAll(async () => {
+    server = await startOffline({ script: 'start' });
+    api = new ApiClient(server.url);
+  }, START_WITHIN_MS);
+  afterAll(() => server.stop());
+
+  async function expectEveryRouteAnswers(): Promise<void> {
+    const created = await api.post('/todos', { title: 'beside' });
+    const { id } = created.json() as { id: number };
+    expectCreated(created, { id, title: 'beside', completed: false });
+    expect((await api.get('/todos')).json()).toContainEqual({ id, title: 'beside', completed: false });
+    expectJson(await api.get(`/todos/${id}`), 200, { id, title: 'beside', completed: false });
+    expectJson(await api.put(`/todos/${id}`, { completed: true }), 200, { id, title: 'beside', completed: true });
+    expect((await api.delete(`/todos/${id}`)).text).toBe('Deleted');
+  }
+
+  it(
+    '`npm run package` with the same PORT leaves every route answering',
+    async () => {
+      await expectEveryRouteAnswers();
+      const out = mkdtempSync(join(tmpdir(), 'todo-package-'));
+      try {
+        const packaged = await runCommand('npm', ['run', '--silent', 'package', '--', '--package', out], {
+          env: { PORT: String(server.port) },
+        });
+        expect(packaged.code).toBe(0);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+      await expectEveryRouteAnswers();
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  it(
+    '`serverless invoke local` with the same PORT leaves every route answering',
+    async () => {
+      const invoked = await runServerless(['invoke', 'local', '-f', 'getTodo', '--path', eventFile('getTodo')], {
+        env: { PORT: String(server.port) },
+      });
+      expect(invoked.code).toBe(0);
+      await expectEveryRouteAnswers();
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  it('prints the Lambda invoke endpoint it listens on, which answers the sample events by their full names', async () => {
+    const printed = /Lambda invoke endpoint: (http:\/\/localhost:\d+)\/2015-03-31\/functions\/<name>\/invocations/.exec(
+      server.output(),
+    );
+    expect(printed).not.toBeNull();
+    const endpoint = printed?.[1] ?? '';
+    const event = readFileSync(join(PROJECT_ROOT, eventFile('getTodo')), 'utf8');
+    const response = await fetch(`${endpoint}/2015-03-31/functions/todo-api-dev-getTodo/invocations`, {
+      method: 'POST',
+      body: event,
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { statusCode: number; body: string };
+    expect({ statusCode: answer.statusCode, body: JSON.parse(answer.body) as unknown }).toEqual(ANSWERS.getTodo);
+  });
+});
+
+describe('work folders', () => {
+  it(
+    'are one per process and go with it: none is left after a command, and those of processes gone are removed',
+    async () => {
+      const scratch = scratchCopy();
+      try {
+        const root = join(scratch.dir, '.esbuild');
+        // What a killed server and the older one-folder-per-PORT layout leave behind.
+        for (const stale of ['offline-999999999', '3000']) mkdirSync(join(root, stale), { recursive: true });
+        const invoked = await runServerless(['invoke', 'local', '-f', 'listTodos', '--path', eventFile('listTodos')], {
+          cwd: scratch.dir,
+        });
+        expect(invoked.code).toBe(0);
+        expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
+      } finally {
+        scratch.remove();
+      }
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
+describe('stack traces', () => {
+  it(
+    'point at the .ts file and line of a failure, in the log of a local command',
+    async () => {
+      const scratch = scratchCopy();
+      try {
+        const file = join(scratch.dir, 'lib/input.ts');
+        const source = readFileSync(file, 'utf8');
+        const marker = 'export function parseTodoId(raw: string | undefined): number {';
+        writeFileSync(file, source.replace(marker, `${marker}\n  if (raw === '1') throw new Error('planted');`));
+        const line = source.split('\n').findIndex((text) => text === marker) + 2;
+        const invoked = await runServerless(['invoke', 'local', '-f', 'getTodo', '--path', eventFile('getTodo')], {
+          cwd: scratch.dir,
+          env: { LOG_LEVEL: 'info' },
+        });
+        const logged = invoked.stdout.split('\n').find((text) => text.includes('"level":"error"')) ?? '';
+        const { error } = JSON.parse(logged) as { error: { stack: string } };
+        expect(error.stack).toContain(`lib/input.ts:${line}:`);
+      } finally {
+        scratch.remove();
+      }
+    },
+    COMMAND_WITHIN_MS,
+  );
+});

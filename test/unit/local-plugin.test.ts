@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+import { PROJECT_ROOT } from '../../harness/project';
+import { LEVELS } from '../../lib/log';
+import localPlugin from '../../scripts/serverless-local.cjs';
+
+/**
+ * scripts/serverless-local.cjs checks LOG_LEVEL and `--param=store` before a command goes any
+ * further; the values it allows are the ones the service and serverless.yml know.
+ */
+describe('the project serverless plugin', () => {
+  it('allows the log levels lib/log.ts knows', () => {
+    expect(localPlugin.LOG_LEVELS).toEqual([...LEVELS]);
+  });
+
+  it('allows the stores serverless.yml knows', () => {
+    // CloudFormation's own tags (!GetAtt) are not YAML's; what they hold does not matter here.
+    const config = parse(readFileSync(join(PROJECT_ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'error' }) as {
+      custom: { stores: Record<string, unknown> };
+    };
+    expect(localPlugin.STORES).toEqual(Object.keys(config.custom.stores));
+  });
+});
