@@ -43,6 +43,14 @@ const config: Config = {
       transform,
       testMatch: ['<rootDir>/test/system/**/*.test.ts'],
     },
+    {
+      // Tests that need programs from outside npm (Chromium, the AWS CLI): `npm run test:external`,
+      // which .ci/run runs after installing them. `npm test` leaves them out.
+      displayName: 'external',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/external/**/*.test.ts'],
+    },
   ],
 };
 

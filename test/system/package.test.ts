@@ -121,3 +121,65 @@ describe('serverless package, dynamodb store: table and IAM', () => {
     }
   });
 });
+
+describe('a bare `serverless package`, as a bare `serverless deploy` ships it', () => {
+  const resource = (type: string) => ofType(packaged('dynamodb'), type)[0]?.Properties ?? {};
+
+  it('runs every function on the DynamoDB store, with active X-Ray tracing', () => {
+    expect(ofType(packaged('dynamodb'), 'AWS::DynamoDB::Table')).toHaveLength(1);
+    for (const fn of ofType(packaged('dynamodb'), 'AWS::Lambda::Function')) {
+      expect(fn.Properties).toMatchObject({
+        Environment: { Variables: { TODO_STORE: 'dynamodb' } },
+        TracingConfig: { Mode: 'Active' },
+      });
+      // No reserved concurrency unless asked for: a new account has only 10 to share out.
+      expect(fn.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
+    }
+  });
+
+  it('throttles the API stage and writes a JSON access log to a log group that expires', () => {
+    const stage = resource('AWS::ApiGatewayV2::Stage');
+    expect(stage).toMatchObject({
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+      AccessLogSettings: { DestinationArn: { 'Fn::GetAtt': ['HttpApiLogGroup', 'Arn'] } },
+    });
+    const format = JSON.parse(
+      (stage.AccessLogSettings as { Format: string }).Format.replace(/\$context\.[\w.]+/g, 'x'),
+    ) as unknown;
+    expect(format).toMatchObject({ requestId: 'x', status: 'x', route: 'x', ip: 'x' });
+    expect(packaged('dynamodb').resources.HttpApiLogGroup?.Properties).toMatchObject({ RetentionInDays: 14 });
+  });
+
+  it('lets a browser on any origin read Location, and keep a preflight’s answer', () => {
+    expect(resource('AWS::ApiGatewayV2::Api')).toMatchObject({
+      CorsConfiguration: {
+        AllowOrigins: ['*'],
+        ExposeHeaders: ['Location'],
+        MaxAge: 86400,
+      },
+    });
+  });
+
+  it(
+    'takes each protection from a stage parameter',
+    async () => {
+      const tuned = await servicePackage([
+        'throttleRate=5',
+        'throttleBurst=10',
+        'reservedConcurrency=3',
+        'logRetentionDays=365',
+        'tracing=off',
+      ]);
+      const [stage] = ofType(tuned, 'AWS::ApiGatewayV2::Stage');
+      // Parameters from the command line are strings; CloudFormation reads "5" as the number 5.
+      const limits = stage?.Properties.DefaultRouteSettings as Record<string, unknown>;
+      expect([Number(limits.ThrottlingRateLimit), Number(limits.ThrottlingBurstLimit)]).toEqual([5, 10]);
+      expect(tuned.resources.HttpApiLogGroup?.Properties).toMatchObject({ RetentionInDays: 365 });
+      for (const fn of ofType(tuned, 'AWS::Lambda::Function')) {
+        expect(Number(fn.Properties.ReservedConcurrentExecutions)).toBe(3);
+        expect(fn.Properties).not.toHaveProperty('TracingConfig');
+      }
+    },
+    PACKAGE_WITHIN_MS,
+  );
+});

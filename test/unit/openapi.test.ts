@@ -20,6 +20,10 @@ describe('openapi.yaml', () => {
     ]);
   });
 
+  it('says that no operation needs credentials (SPEC.md §5)', () => {
+    expect((contract.document as unknown as { security: unknown }).security).toEqual([]);
+  });
+
   it('accepts what the service answers, examples included', () => {
     const ok = [
       ['GET', '/todos', { status: 200, contentType: json, text: '[{"id":1,"title":"a","completed":false}]' }],
@@ -30,6 +34,9 @@ describe('openapi.yaml', () => {
       ['PUT', '/todos/abc', { status: 400, contentType: json, text: '{"error":"title must be a string"}' }],
       ['DELETE', '/todos/1', { status: 200, contentType: 'text/plain; charset=utf-8', text: 'Deleted' }],
       ['GET', '/todos', { status: 503, contentType: json, text: '{"error":"retry"}' }],
+      // API Gateway's own answers: a throttled request, and a body over its 10 MB limit.
+      ['GET', '/todos/1', { status: 429, contentType: json, text: '{"message":"Too Many Requests"}' }],
+      ['POST', '/todos', { status: 413, contentType: json, text: '{"message":"Request Entity Too Large"}' }],
       ['PATCH', '/todos/1', { status: 404, contentType: json, text: '{"message":"Not Found"}' }],
     ] as const;
     for (const [method, path, response] of ok)

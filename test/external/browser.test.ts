@@ -1,0 +1,86 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chromium, type Browser } from 'playwright-core';
+import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
+
+/** Debian's Chromium (apt-get install chromium); .ci/run installs it when it is missing. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * Without the network flags Chromium keeps calling home, which this machine's network refuses.
+ * (Playwright adds --headless itself.)
+ */
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** What the page does with the API, in the browser, with fetch(); it reports what it could read. */
+async function useTheApi(api: string) {
+  const json = { 'content-type': 'application/json' };
+  const created = await fetch(`${api}/todos`, { method: 'POST', headers: json, body: '{"title":"from a browser"}' });
+  const location = created.headers.get('location');
+  const todo = (await created.json()) as { id: number };
+  const read = await fetch(`${api}${location ?? ''}`);
+  const updated = await fetch(`${api}/todos/${todo.id}`, { method: 'PUT', headers: json, body: '{"completed":true}' });
+  const listed = await fetch(`${api}/todos`);
+  const deleted = await fetch(`${api}/todos/${todo.id}`, { method: 'DELETE' });
+  const gone = await fetch(`${api}/todos/${todo.id}`);
+  const malformed = await fetch(`${api}/todos`, { method: 'POST', headers: json, body: '{"title":' });
+  return {
+    created: { status: created.status, location, body: todo },
+    read: { status: read.status, body: await read.json() },
+    updated: { status: updated.status, body: await updated.json() },
+    listed: { status: listed.status, body: await listed.json() },
+    deleted: { status: deleted.status, type: deleted.headers.get('content-type'), text: await deleted.text() },
+    gone: { status: gone.status, body: await gone.json() },
+    malformed: { status: malformed.status, body: await malformed.json() },
+  };
+}
+
+/**
+ * A page served from another origin uses every operation of the API from a real browser,
+ * through CORS: the preflights, reading Location, the text of `Deleted`, and the JSON errors.
+ */
+describe('the API from a page on another origin, in Chromium', () => {
+  let api: OfflineServer | undefined;
+  let site: Server | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    api = await startOffline({ script: 'start' });
+    // 127.0.0.1 is another origin than the API's localhost, as another site would be.
+    site = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>');
+    }).listen(0, '127.0.0.1');
+    await once(site, 'listening');
+    // A new, empty profile of Playwright's making.
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  }, START_WITHIN_MS);
+  afterAll(async () => {
+    await browser?.close();
+    site?.close();
+    await api?.stop();
+  });
+
+  it('creates, reads, updates, lists and deletes, and reads Location, "Deleted" and the errors', async () => {
+    if (browser === undefined || site === undefined || api === undefined) throw new Error('not started');
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+    const seen = await page.evaluate(useTheApi, api.url);
+    const id = seen.created.body.id;
+    expect(seen).toEqual({
+      created: { status: 201, location: `/todos/${id}`, body: { id, title: 'from a browser', completed: false } },
+      read: { status: 200, body: { id, title: 'from a browser', completed: false } },
+      updated: { status: 200, body: { id, title: 'from a browser', completed: true } },
+      listed: { status: 200, body: expect.arrayContaining([{ id, title: 'from a browser', completed: true }]) },
+      deleted: { status: 200, type: 'text/plain; charset=utf-8', text: 'Deleted' },
+      gone: { status: 404, body: { error: 'Todo not found' } },
+      malformed: { status: 400, body: { error: expect.any(String) } },
+    });
+  });
+});
