@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import { unzipSync } from 'fflate';
 import { runServerless } from './cli';
 import { PROJECT_ROOT } from './project';
+import { scratchCopy } from './scratch';
 
 export interface Resource {
   Type: string;
@@ -56,16 +57,23 @@ function load(dir: string): Packaged {
 /**
  * `serverless package` with the given stage parameters and no AWS credentials at all, built once
  * per content: the result is kept under node_modules/.cache, keyed by a hash of every input, so
- * the test files and the bench that need the same package share one build.
+ * the test files and the bench that need the same package share one build. It is built in a
+ * scratch copy of the project: the framework writes to the project's `.serverless/` while it
+ * packages, and two packages at once in one folder would trade zips.
  */
-export async function servicePackage(params: string[] = [], cwd = PROJECT_ROOT): Promise<Packaged> {
-  const cache = join(cwd, 'node_modules/.cache/todo-api/package');
-  const dir = join(cache, cacheKey(cwd, params));
+export async function servicePackage(params: string[] = []): Promise<Packaged> {
+  const cache = join(PROJECT_ROOT, 'node_modules/.cache/todo-api/package');
+  const dir = join(cache, cacheKey(PROJECT_ROOT, params));
   if (existsSync(join(dir, 'cloudformation-template-update-stack.json'))) return load(dir);
   mkdirSync(cache, { recursive: true });
   const building = `${dir}.${process.pid}.tmp`;
   rmSync(building, { recursive: true, force: true });
-  await packageInto(building, params, cwd);
+  const scratch = scratchCopy();
+  try {
+    await packageInto(building, params, scratch.dir);
+  } finally {
+    scratch.remove();
+  }
   // Another process may have built the same package meanwhile; either copy will do.
   if (existsSync(dir)) rmSync(building, { recursive: true, force: true });
   else renameSync(building, dir);

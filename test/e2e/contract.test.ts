@@ -10,13 +10,18 @@ import { E2E_STORES, startService, type Service } from '../support/servers';
  * start state has a server of its own.
  */
 describe.each(E2E_STORES)('%s store', (store) => {
-  describe('a server that has just started (SPEC.md §1)', () => {
-    let service: Service;
-    beforeAll(async () => {
-      service = await startService(store);
-    }, START_WITHIN_MS);
-    afterAll(() => service.stop());
+  // Two servers, started side by side: one that only ever sees the start state, and one the
+  // other tests share.
+  let fresh: Service;
+  let service: Service;
+  beforeAll(async () => {
+    [fresh, service] = await Promise.all([startService(store), startService(store)]);
+  }, START_WITHIN_MS);
+  afterAll(async () => {
+    await Promise.all([fresh.stop(), service.stop()]);
+  });
 
+  describe('a server that has just started (SPEC.md §1)', () => {
     it('holds records 1 (completed = false) and 2 (completed = true), and gives the first new record id 3', async () => {
       expectJson(await service.api.get('/todos'), 200, [
         { id: 1, title: expect.any(String), completed: false },
@@ -31,12 +36,6 @@ describe.each(E2E_STORES)('%s store', (store) => {
   });
 
   describe('SPEC.md over HTTP', () => {
-    let service: Service;
-    beforeAll(async () => {
-      service = await startService(store);
-    }, START_WITHIN_MS);
-    afterAll(() => service.stop());
-
     const create = async (title: string): Promise<{ id: number; path: string }> => {
       const response = await service.api.post('/todos', { title });
       expect(response.status).toBe(201);
