@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
 
 // Type checking is `tsc --noEmit` in `npm test`; ts-jest only transpiles (isolatedModules).
@@ -20,6 +21,9 @@ const TEST_WITHIN_MS = 60_000;
 
 const config: Config = {
   testTimeout: TEST_WITHIN_MS,
+  // Most tests wait on other processes (servers, DynamoDB Local, the framework's commands): two
+  // test files at a time keep a 2-core machine busy where jest's default (cores - 1) would run one.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   // One DynamoDB Local for every project (test/global-setup.ts).
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
