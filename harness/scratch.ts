@@ -23,3 +23,13 @@ export function scratchCopy(): ScratchCopy {
     },
   };
 }
+
+/** Runs `use` on a new scratch copy, and removes the copy afterwards, whatever happened. */
+export async function withScratchCopy<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  const scratch = scratchCopy();
+  try {
+    return await use(scratch.dir);
+  } finally {
+    scratch.remove();
+  }
+}

@@ -5,6 +5,7 @@ import { deleteTodo } from '../../functions/deleteTodo';
 import { getTodo } from '../../functions/getTodo';
 import { listTodos } from '../../functions/listTodos';
 import { updateTodo } from '../../functions/updateTodo';
+import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { context, event } from '../../harness/event';
 import { round, type Row } from '../lib';
@@ -31,6 +32,7 @@ const call = (handler: APIGatewayProxyHandlerV2, request: APIGatewayProxyEventV2
  */
 export async function warm(): Promise<Row[]> {
   process.env.LOG_LEVEL = 'silent';
+  readLogLevel();
   const handlers = {
     get: getTodo(memoryStore),
     put: updateTodo(memoryStore),

@@ -6,7 +6,7 @@ import { runCommand, runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
 import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../../harness/routes';
-import { scratchCopy } from '../../harness/scratch';
+import { withScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
 import { expectCreated, expectJson } from '../support/expectations';
 
@@ -135,19 +135,16 @@ describe('work folders', () => {
   it(
     'are one per process and go with it: none is left after a command, and those of processes gone are removed',
     async () => {
-      const scratch = scratchCopy();
-      try {
-        const root = join(scratch.dir, '.esbuild');
+      await withScratchCopy(async (dir) => {
+        const root = join(dir, '.esbuild');
         // What a killed server and the older one-folder-per-PORT layout leave behind.
         for (const stale of ['offline-999999999', '3000']) mkdirSync(join(root, stale), { recursive: true });
         const invoked = await runServerless(['invoke', 'local', '-f', 'listTodos', '--path', eventFile('listTodos')], {
-          cwd: scratch.dir,
+          cwd: dir,
         });
         expect(invoked.code).toBe(0);
         expect(existsSync(root) ? readdirSync(root) : []).toEqual([]);
-      } finally {
-        scratch.remove();
-      }
+      });
     },
     COMMAND_WITHIN_MS,
   );
@@ -157,23 +154,20 @@ describe('stack traces', () => {
   it(
     'point at the .ts file and line of a failure, in the log of a local command',
     async () => {
-      const scratch = scratchCopy();
-      try {
-        const file = join(scratch.dir, 'lib/input.ts');
+      await withScratchCopy(async (dir) => {
+        const file = join(dir, 'lib/input.ts');
         const source = readFileSync(file, 'utf8');
         const marker = 'export function parseTodoId(raw: string | undefined): number {';
         writeFileSync(file, source.replace(marker, `${marker}\n  if (raw === '1') throw new Error('planted');`));
         const line = source.split('\n').findIndex((text) => text === marker) + 2;
         const invoked = await runServerless(['invoke', 'local', '-f', 'getTodo', '--path', eventFile('getTodo')], {
-          cwd: scratch.dir,
+          cwd: dir,
           env: { LOG_LEVEL: 'info' },
         });
         const logged = invoked.stdout.split('\n').find((text) => text.includes('"level":"error"')) ?? '';
         const { error } = JSON.parse(logged) as { error: { stack: string } };
         expect(error.stack).toContain(`lib/input.ts:${line}:`);
-      } finally {
-        scratch.remove();
-      }
+      });
     },
     COMMAND_WITHIN_MS,
   );

@@ -5,6 +5,7 @@ import { getTodo } from '../../functions/getTodo';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, startFaultProxy, type FaultProxy, type Match } from '../../harness/fault-proxy';
 import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb-client';
+import type { DynamoDbTodoStore } from '../../lib/dynamodb-store';
 import type { HttpResponse } from '../../lib/http';
 import { expectCreated } from '../support/expectations';
 import { dynamoDbStore, dynamoDbStoreAt, freshTable, testDynamoDbEndpoint } from '../support/stores';
@@ -48,6 +49,14 @@ afterEach(async () => {
   proxies = [];
 });
 
+/** A container's store on a new, seeded table, reached through a fault proxy of its own. */
+async function seededStoreBehindProxy(): Promise<{ network: FaultProxy; store: DynamoDbTodoStore }> {
+  const network = await proxy();
+  const store = dynamoDbStoreAt(network.endpoint, await freshTable());
+  await store.list();
+  return { network, store };
+}
+
 function expectStoreUnavailable(response: HttpResponse): void {
   expect(response.statusCode).toBe(503);
   expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' });
@@ -85,9 +94,7 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
   it(
     'DELETE answers 200 "Deleted", not 404',
     async () => {
-      const network = await proxy();
-      const store = dynamoDbStoreAt(network.endpoint, await freshTable());
-      await store.list();
+      const { network, store } = await seededStoreBehindProxy();
       network.inject(deleteOf(1), fault);
       const response = await invoke(deleteTodo(store), event({ method: 'DELETE', id: '1' }));
       expect(response).toEqual({
@@ -105,9 +112,7 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
   it(
     'POST answers 201 with the stored record, and stores it once (the record write lost its answer)',
     async () => {
-      const network = await proxy();
-      const store = dynamoDbStoreAt(network.endpoint, await freshTable());
-      await store.list();
+      const { network, store } = await seededStoreBehindProxy();
       network.inject(both(write, mentions('lost answer')), fault);
       const response = await invoke(createTodo(store), event({ method: 'POST', body: { title: 'lost answer' } }));
       expectCreated(response, { id: 3, title: 'lost answer', completed: false });
@@ -122,9 +127,7 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
   it(
     'POST skips no id (the counter write lost its answer)',
     async () => {
-      const network = await proxy();
-      const store = dynamoDbStoreAt(network.endpoint, await freshTable());
-      await store.list();
+      const { network, store } = await seededStoreBehindProxy();
       network.inject(counterWrite, fault);
       const post = createTodo(store);
       expectCreated(await invoke(post, event({ method: 'POST', body: { title: 'a' } })), {
@@ -151,9 +154,7 @@ describe('bursts against a healthy but distant store', () => {
   const BURST_WITHIN_MS = 60_000;
 
   async function slowStore() {
-    const network = await proxy();
-    const store = dynamoDbStoreAt(network.endpoint, await freshTable());
-    await store.list();
+    const { network, store } = await seededStoreBehindProxy();
     network.inject(() => true, { delayAnswerMs: LATENCY_MS }, Infinity);
     return store;
   }
@@ -194,9 +195,7 @@ describe('a frozen store', () => {
   it(
     `answers each of ${CONCURRENT} concurrent requests a JSON 503 with Retry-After before the function times out`,
     async () => {
-      const network = await proxy();
-      const store = dynamoDbStoreAt(network.endpoint, await freshTable());
-      await store.list();
+      const { network, store } = await seededStoreBehindProxy();
       network.freeze();
       const handlers = [getTodo(store), createTodo(store), deleteTodo(store)];
       const answers = await Promise.all(
