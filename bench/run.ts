@@ -22,9 +22,11 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
 };
 
-/** Sections run only when named: they measure the emulator, not the service. */
+/** Sections run only when named: the emulator rather than the service, or long runs. */
 const OPTIONAL_SECTIONS: Record<string, () => Promise<Section>> = {
   emulator: async () => (await import('./sections/emulator')).emulator,
+  // `npm run load` for both stores (2 minutes): the figures of the README's Limits.
+  load: async () => (await import('./sections/load')).load,
 };
 
 function printTable(rows: Row[]): void {
