@@ -104,7 +104,7 @@ export class DynamoDbSender {
           // A plain write that meets a transaction in progress on its item is safe to send again
           // once the transaction is done: it was not applied. The SDK does not retry it.
           if (!(error instanceof Error) || error.name !== TRANSACTION_CONFLICT) throw error;
-          await Promise.race([backoff(), aborted(signal)]);
+          await backoff(signal);
         }
       }
     } finally {
@@ -141,7 +141,10 @@ export class DynamoDbSender {
   }
 }
 
-/** A short random pause, so that writers that met each other do not meet again at once. */
-export function backoff(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+/**
+ * A short random pause, so that writers that met each other do not meet again at once; cut short,
+ * with the signal's reason, if the signal aborts.
+ */
+export function backoff(signal: AbortSignal): Promise<void> {
+  return Promise.race([new Promise<void>((resolve) => setTimeout(resolve, 5 + Math.random() * 20)), aborted(signal)]);
 }

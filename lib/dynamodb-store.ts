@@ -218,7 +218,7 @@ export class DynamoDbTodoStore implements TodoStore {
         } catch (error) {
           if (cancelledFor(error, 'ConditionalCheckFailed')) return false;
           if (!cancelledFor(error, 'TransactionConflict')) throw error;
-          await backoff();
+          await backoff(signal);
         }
       }
     });
@@ -286,7 +286,7 @@ export class DynamoDbTodoStore implements TodoStore {
       } catch (error) {
         // Another container seeded first (or is seeding now): look again.
         if (!cancelledFor(error, 'ConditionalCheckFailed', 'TransactionConflict')) throw error;
-        await backoff();
+        await backoff(signal);
       }
     }
   }
@@ -368,7 +368,7 @@ export class DynamoDbTodoStore implements TodoStore {
         // already at an id the counter had not reached would fail again the same way.
         const [counter] = cancellationCodes(error) ?? [];
         if (counter !== 'ConditionalCheckFailed' && !cancelledFor(error, 'TransactionConflict')) throw error;
-        await backoff();
+        await backoff(signal);
       }
     }
   }

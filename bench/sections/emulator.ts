@@ -6,6 +6,7 @@ import autocannon from 'autocannon';
 import { killGroup, startOffline } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
 import { scratchCopy } from '../../harness/scratch';
+import { sleep } from '../../harness/wait';
 import { median, round, type Row } from '../lib';
 import { cpuMs, serverlessPid } from '../proc';
 
@@ -73,6 +74,33 @@ function rowsFor(server: string, target: Target, measured: Measured): Row[] {
       note: `p50 ${measured.p50} ms, p99 ${measured.p99} ms, ${round(measured.cpuUs, 0)} µs CPU per request`,
     },
   ];
+}
+
+/**
+ * serverless-offline parses an application/json body on its main thread before any function
+ * runs: how long one body of 10 MB of nested brackets holds a GET sent just after it.
+ */
+async function nestedBodyStall(url: string): Promise<Row> {
+  const depth = 5_000_000;
+  const posted = fetch(`${url}/todos`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '['.repeat(depth) + ']'.repeat(depth),
+  });
+  // Sent once the big body is on its way (it takes the emulator a few ms to read 10 MB).
+  await sleep(50);
+  const started = performance.now();
+  const read = await fetch(`${url}/todos/1`);
+  await read.text();
+  const heldMs = performance.now() - started;
+  const answer = await posted;
+  return {
+    section: 'emulator',
+    name: 'GET /todos/1 sent while a 10 MB body of nested brackets is parsed',
+    value: Math.round(heldMs),
+    unit: 'ms',
+    note: `the body's own answer: ${answer.status} ${(await answer.text()).slice(0, 60)}`,
+  };
 }
 
 /** The five handlers on a bare node:http server, as a child process. */
@@ -170,6 +198,7 @@ export async function emulator(): Promise<Row[]> {
         note: `ours ${round(cpuMine, 1)} µs, constant ${round(cpuTheirs, 1)} µs: ours adds ${round(((cpuMine - cpuTheirs) / cpuTheirs) * 100, 1)} %`,
       });
     }
+    rows.push(await nestedBodyStall(offline.url));
   } finally {
     await offline.stop();
     scratch.remove();
