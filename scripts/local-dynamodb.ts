@@ -65,7 +65,7 @@ const INSTALL_JAVA =
 
 /** Throws, naming what to install, unless `java` is Java 17 or newer. */
 export function checkJava(): void {
-  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8', env: process.env });
   if (probe.error !== undefined) throw new Error(`${INSTALL_JAVA} (java: ${probe.error.message})`);
   const major = Number(/version "(?:1\.)?(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1]);
   if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${probe.stderr.split('\n')[0] ?? '?'})`);

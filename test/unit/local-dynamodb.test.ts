@@ -1,0 +1,23 @@
+import { describe, expect, it } from '@jest/globals';
+import { checkJava } from '../../scripts/local-dynamodb';
+
+/** DynamoDB Local is a Java program: without Java the commands that need it say what to install. */
+describe('checkJava', () => {
+  it('passes on this machine, which has Java 17 or newer', () => {
+    expect(() => {
+      checkJava();
+    }).not.toThrow();
+  });
+
+  it('names what to install when there is no java on the PATH', () => {
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      expect(() => {
+        checkJava();
+      }).toThrow(/needs Java 17 or newer.*apt-get install openjdk-17-jre-headless.*brew install openjdk@17/);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+});
