@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { dynamoDbClientConfig } from '../lib/dynamodb-client';
 import { TABLE_KEY } from '../lib/dynamodb-store';
-import { freePort } from './ports';
+import { freePort } from './ports.cjs';
 
 /** Any value will do for a local endpoint, but the SDK insists on having some. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };

@@ -26,8 +26,8 @@
 
 const { spawn } = require('node:child_process');
 const { readdirSync, rmSync, watch, writeFileSync } = require('node:fs');
-const { createServer } = require('node:net');
 const path = require('node:path');
+const { freePort } = require('./ports.cjs');
 
 /** The values each checked setting takes; test/unit/local-plugin.test.ts holds them to lib/. */
 const STORES = ['memory', 'dynamodb'];
@@ -45,21 +45,6 @@ function isRunning(pid) {
   } catch (error) {
     return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
   }
-}
-
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1');
-    server.on('error', reject);
-    server.on('listening', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port from the OS'));
-      });
-    });
-  });
 }
 
 /**
