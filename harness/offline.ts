@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { PROJECT_ROOT, freePort } from './project';
 import { eventually } from './wait';
 
@@ -62,11 +60,8 @@ export async function startOffline({
     port: httpPort,
     pid,
     output: () => log,
-    stop: async () => {
-      await stopGroup(child);
-      // serverless.yml gives each PORT its own esbuild work folder; offline leaves it behind.
-      rmSync(join(cwd, '.esbuild', String(httpPort)), { recursive: true, force: true });
-    },
+    // SIGTERM lets serverless remove its own esbuild work folder as it exits (scripts/serverless-local.cjs).
+    stop: () => stopGroup(child),
   };
   try {
     await eventually(
@@ -85,7 +80,7 @@ export async function startOffline({
 }
 
 /** SIGTERM to the whole group, then SIGKILL if it has not gone within 5 s. */
-async function stopGroup(child: ChildProcess): Promise<void> {
+export async function stopGroup(child: ChildProcess): Promise<void> {
   const { pid } = child;
   if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');

@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { killGroup } from '../../harness/offline';
+import { stopGroup } from '../../harness/offline';
 import { PROJECT_ROOT, freePort } from '../../harness/project';
 import { sleep } from '../../harness/wait';
 import { median, round, type Row } from '../lib';
@@ -32,10 +30,7 @@ async function timeToFirstAnswer(command: string, args: string[]): Promise<numbe
       await sleep(5);
     }
   } finally {
-    const exited = once(child, 'exit');
-    killGroup(child.pid ?? 0, 'SIGKILL');
-    await exited;
-    rmSync(join(PROJECT_ROOT, '.esbuild', String(port)), { recursive: true, force: true });
+    await stopGroup(child);
   }
 }
 
