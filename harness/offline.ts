@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { PROJECT_ROOT, freePort } from './project';
 import { eventually } from './wait';
 
@@ -79,19 +78,31 @@ export async function startOffline({
   return server;
 }
 
-/** SIGTERM to the whole group, then SIGKILL if it has not gone within 5 s. */
+/** How long a group has to go after SIGTERM: serverless-offline stops its servers in well under a second. */
+const STOP_WITHIN_MS = 5_000;
+
+/**
+ * SIGTERM to the whole group, then SIGKILL to whatever of it has not gone within STOP_WITHIN_MS.
+ * It waits for the whole group, not just npm: npm may exit before serverless, which is still
+ * stopping its servers and removing its work folder.
+ */
 export async function stopGroup(child: ChildProcess): Promise<void> {
   const { pid } = child;
   if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
   killGroup(pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    killGroup(pid, 'SIGKILL');
-  }, 5_000);
-  await exited;
-  clearTimeout(timer);
-  // npm may go before serverless does; make sure nothing of the group is left.
+  await eventually(() => !groupAlive(pid), { within: STOP_WITHIN_MS, what: `process group ${pid} exiting` }).catch(
+    () => undefined,
+  );
   killGroup(pid, 'SIGKILL');
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function killGroup(pid: number, signal: NodeJS.Signals): void {
