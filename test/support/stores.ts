@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { documentClient, dynamoDbClientConfig } from '../../lib/dynamodb-client';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb-store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from '../../scripts/local-dynamodb';
+import { ensureTable, localClient } from '../../scripts/local-dynamodb';
 
 /** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */
 export const DYNAMODB_ENDPOINT_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';
@@ -38,7 +37,7 @@ export async function freshTable(): Promise<string> {
 
 /** A document client for `endpoint`, configured as deployed, with local credentials. */
 export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
-  return documentClient({ ...dynamoDbClientConfig(endpoint), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  return DynamoDBDocumentClient.from(localClient(endpoint));
 }
 
 /**
