@@ -20,6 +20,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   reload: async () => (await import('./sections/reload')).reload,
   dynamodbColdStart: async () => (await import('./sections/dynamodb-cold-start')).dynamodbColdStart,
   dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
+  fleet: async () => (await import('./sections/fleet')).fleet,
 };
 
 /** Sections run only when named: the emulator rather than the service, or long runs. */

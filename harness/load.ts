@@ -135,3 +135,60 @@ export function findProblems(
   if (serverErrors.length > 0) problems.push(`5xx answers: ${JSON.stringify(Object.fromEntries(serverErrors))}`);
   return problems;
 }
+
+export interface PostLoadOptions {
+  /** Requests in flight at once: each connection sends its next POST when the last is answered. */
+  connections: number;
+  /** How long to keep sending, in seconds. */
+  seconds: number;
+}
+
+export interface PostLoadReport {
+  posts: number;
+  perSecond: number;
+  statuses: Record<string, number>;
+  /** The ids of the 201s, in the order they were answered. */
+  ids: number[];
+  latencyMs: { p50: number; p99: number; max: number };
+}
+
+/** POST /todos from many connections at once for a while: the figures of POST throughput. */
+export async function postLoad(url: string, { connections, seconds }: PostLoadOptions): Promise<PostLoadReport> {
+  const statuses: Record<string, number> = {};
+  const ids: number[] = [];
+  let sequence = 0;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/todos',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ title: `post ${sequence++}` }) }),
+        onResponse: (status, body) => {
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === 201) ids.push((JSON.parse(body) as { id: number }).id);
+        },
+      },
+    ],
+  });
+  return {
+    posts: result.requests.total,
+    perSecond: result.requests.total / seconds,
+    statuses,
+    ids,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+  };
+}
+
+/** Ids that a run of consecutive creates should have handed out but did not: the gaps. */
+export function idGaps(ids: readonly number[]): number[] {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const gaps: number[] = [];
+  for (let i = 1; i < sorted.length; i++) {
+    for (let id = (sorted[i - 1] ?? 0) + 1; id < (sorted[i] ?? 0); id++) gaps.push(id);
+  }
+  return gaps;
+}

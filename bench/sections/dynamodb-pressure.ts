@@ -1,35 +1,12 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { startFaultProxy } from '../../harness/fault-proxy';
 import { startOffline } from '../../harness/offline';
-import { PROJECT_ROOT } from '../../harness/project';
 import { startDynamoDbLocal } from '../../scripts/local-dynamodb';
 import type { BenchOptions, Row } from '../lib';
+import { treesFor } from '../trees';
 
 const BURST = 500;
 const FROZEN_CONCURRENT = 50;
-
-interface Tree {
-  readonly name: string;
-  readonly dir: string;
-}
-
-/**
- * A copy of the project at a git revision, with its own node_modules, kept under
- * node_modules/.cache so that a second run reuses it.
- */
-function treeAt(ref: string): Tree {
-  const sha = execFileSync('git', ['rev-parse', '--short', ref], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
-  const dir = join(PROJECT_ROOT, 'node_modules/.cache/todo-api/trees', sha);
-  if (!existsSync(join(dir, 'node_modules'))) {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${dir}"`], { cwd: PROJECT_ROOT });
-    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'ignore' });
-  }
-  return { name: `${ref} (${sha})`, dir };
-}
 
 /** Two processes that keep both cores busy, as other jobs on a shared machine do. */
 function busyLoops(): ChildProcess[] {
@@ -59,10 +36,7 @@ const tally = (kinds: string[]) =>
  * the same run, on the same DynamoDB Local.
  */
 export async function dynamodbPressure(options: BenchOptions): Promise<Row[]> {
-  const trees: Tree[] = [
-    ...(options.baseline === undefined ? [] : [treeAt(options.baseline)]),
-    { name: 'this tree', dir: PROJECT_ROOT },
-  ];
+  const trees = treesFor(options.baseline);
   const dynamodb = await startDynamoDbLocal();
   const rows: Row[] = [];
   let table = 0;

@@ -1,0 +1,214 @@
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { startFleet, type Fleet } from '../../harness/fleet';
+import { idGaps, postLoad } from '../../harness/load';
+import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';
+import { median, round, type BenchOptions, type Row } from '../lib';
+import { packagedAt, treesFor, type Tree } from '../trees';
+
+/**
+ * The shipped zips as AWS runs them (harness/fleet.ts): each function a pool of single-invocation
+ * containers on Node 22, behind an HTTP API gateway, on DynamoDB Local. `--baseline <ref>` runs
+ * the same against that revision's zips, in the same run, on the same DynamoDB Local.
+ *
+ * - POST throughput as createTodo scales out to 1, 2, 4, 8 and 16 containers: POSTs/s, p99, and
+ *   what each POST cost DynamoDB (transactions and reads), from the fault proxy's record;
+ * - a burst of 200 concurrent POSTs on 16 warm containers;
+ * - 110 POSTs of 60 KB titles, then GET /todos with and without gzip (Lambda's 6 MB limit);
+ * - GET /todos latency and the listTodos container's peak RSS at 10^4 and 10^5 records.
+ */
+
+const CONTAINERS = [1, 2, 4, 8, 16];
+/** Seconds of POSTs per point, after a warm-up that starts every container. */
+const MEASURE_SECONDS = 4;
+const BURST = 200;
+const BIG_TITLE_BYTES = 60_000;
+const BIG_POSTS = 110;
+const LIST_SIZES = [10_000, 100_000];
+/** Titles of the records in the list figures: short enough that 10^5 of them fit in any budget. */
+const LIST_TITLE = 'to-do 00';
+
+function operations(fleet: Fleet, from: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const request of fleet.proxy.seen.slice(from)) counts[request.operation] = (counts[request.operation] ?? 0) + 1;
+  return counts;
+}
+
+async function post(url: string, title: string, headers: Record<string, string> = {}) {
+  const started = performance.now();
+  const response = await fetch(`${url}/todos`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ title }),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    id: response.status === 201 ? (JSON.parse(text) as { id: number }).id : undefined,
+    ms: performance.now() - started,
+  };
+}
+
+/** GET /todos as a client that does or does not accept gzip; fetch would otherwise ask for it itself. */
+async function list(url: string, gzip: boolean) {
+  const started = performance.now();
+  const response = await fetch(`${url}/todos`, { headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' } });
+  const body = Buffer.from(await response.arrayBuffer());
+  return {
+    status: response.status,
+    encoding: response.headers.get('content-encoding') ?? 'identity',
+    bytes: body.length,
+    ms: performance.now() - started,
+  };
+}
+
+async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
+  const pool = fleet.pools.get('createTodo');
+  if (pool === undefined) throw new Error('no createTodo');
+  let oneContainer = 0;
+  for (const containers of CONTAINERS) {
+    pool.cap = containers;
+    // Every container started and warm before the clock runs.
+    await postLoad(fleet.url, { connections: 2 * containers, seconds: 1 });
+    const from = fleet.proxy.seen.length;
+    const report = await postLoad(fleet.url, { connections: 2 * containers, seconds: MEASURE_SECONDS });
+    const ops = operations(fleet, from);
+    const posts = report.ids.length;
+    if (containers === 1) oneContainer = report.perSecond;
+    const gaps = idGaps(report.ids);
+    rows.push({
+      section: 'fleet',
+      name: `${tree.name}: POST, ${containers} createTodo container${containers === 1 ? '' : 's'}`,
+      value: round(report.perSecond, 0),
+      unit: 'POSTs/s',
+      ...(containers >= 8 ? { budget: '≥ 0.8 × 1 container', met: report.perSecond >= 0.8 * oneContainer } : {}),
+      note:
+        `×${round(report.perSecond / oneContainer)} of 1 container; p99 ${report.latencyMs.p99} ms; ` +
+        `${round((ops.TransactWriteItems ?? 0) / posts)} TransactWriteItems and ${round((ops.GetItem ?? 0) / posts)} GetItem a POST; ` +
+        `statuses ${JSON.stringify(report.statuses)}; ${gaps.length} ids skipped`,
+    });
+  }
+}
+
+async function burst(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
+  const pool = fleet.pools.get('createTodo');
+  if (pool !== undefined) pool.cap = 16;
+  const from = fleet.proxy.seen.length;
+  const answers = await Promise.all(Array.from({ length: BURST }, (_, i) => post(fleet.url, `burst ${i}`)));
+  const ops = operations(fleet, from);
+  const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
+  const created = answers.filter((answer) => answer.status === 201).length;
+  rows.push({
+    section: 'fleet',
+    name: `${tree.name}: burst of ${BURST} concurrent POSTs on 16 warm containers, TransactWriteItems a POST`,
+    value: round((ops.TransactWriteItems ?? 0) / BURST),
+    unit: 'transactions',
+    budget: '≤ 1.3',
+    met: (ops.TransactWriteItems ?? 0) / BURST <= 1.3,
+    note:
+      `p99 ${round(latencies[Math.floor(BURST * 0.99) - 1] ?? NaN, 0)} ms, slowest ${round(latencies.at(-1) ?? NaN, 0)} ms; ` +
+      `${created} × 201; ${round((ops.GetItem ?? 0) / BURST)} GetItem a POST`,
+  });
+}
+
+async function bigList(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
+  const title = 'x'.repeat(BIG_TITLE_BYTES);
+  const statuses: Record<number, number> = {};
+  for (let i = 0; i < BIG_POSTS; i += 10) {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(fleet.url, title)));
+    for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  for (const gzip of [false, true]) {
+    const answer = await list(fleet.url, gzip);
+    const record = fleet
+      .records()
+      .filter((seen) => seen.routeKey === 'GET /todos')
+      .at(-1);
+    rows.push({
+      section: 'fleet',
+      name: `${tree.name}: ${BIG_POSTS} POSTs of ${BIG_TITLE_BYTES / 1000} KB titles, then GET /todos ${gzip ? 'accepting gzip' : 'without gzip'}`,
+      value: answer.status,
+      unit: 'status',
+      budget: '200',
+      met: answer.status === 200,
+      note:
+        `POSTs answered ${JSON.stringify(statuses)}; the list ${answer.bytes} bytes (${answer.encoding}); ` +
+        `Lambda's answer ${record?.responseBytes ?? '?'} bytes${record?.integrationError ? ` (${record.integrationError})` : ''}`,
+    });
+  }
+}
+
+/** A table of `count` records, written directly (BatchWriteItem), and its counter. */
+async function filledTable(endpoint: string, count: number): Promise<string> {
+  const table = `list-${count}-${Date.now()}`;
+  const client = localClient(endpoint);
+  await ensureTable(client, table);
+  const documents = DynamoDBDocumentClient.from(client);
+  const batches: Record<string, unknown>[][] = [];
+  for (let id = 1; id <= count; id += 25) {
+    batches.push(
+      Array.from({ length: Math.min(25, count - id + 1) }, (_, i) => ({
+        pk: 'TODO',
+        id: id + i,
+        title: LIST_TITLE,
+        completed: (id + i) % 2 === 0,
+      })),
+    );
+  }
+  const write = async (): Promise<void> => {
+    for (let batch = batches.pop(); batch !== undefined; batch = batches.pop()) {
+      await documents.send(
+        new BatchWriteCommand({ RequestItems: { [table]: batch.map((Item) => ({ PutRequest: { Item } })) } }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, write));
+  client.destroy();
+  return table;
+}
+
+export async function fleet(options: BenchOptions): Promise<Row[]> {
+  const trees = treesFor(options.baseline);
+  const dynamodb = await startDynamoDbLocal();
+  const rows: Row[] = [];
+  try {
+    for (const tree of trees) {
+      const packaged = await packagedAt(tree);
+      const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
+      try {
+        await postScaling(tree, running, rows);
+        await burst(tree, running, rows);
+        await bigList(tree, running, rows);
+      } finally {
+        await running.stop();
+      }
+    }
+    for (const size of LIST_SIZES) {
+      const table = await filledTable(dynamodb.endpoint, size);
+      for (const tree of trees) {
+        const packaged = await packagedAt(tree);
+        const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, table, logLevel: 'silent' });
+        try {
+          for (const gzip of [false, true]) {
+            await list(running.url, gzip);
+            const answers = [];
+            for (let i = 0; i < 5; i++) answers.push(await list(running.url, gzip));
+            rows.push({
+              section: 'fleet',
+              name: `${tree.name}: GET /todos at ${size} records, ${gzip ? 'accepting gzip' : 'without gzip'}`,
+              value: round(median(answers.map((answer) => answer.ms)), 0),
+              unit: 'ms',
+              note:
+                `status ${answers.map((answer) => answer.status).join('/')}; ${answers[0]?.bytes ?? 0} bytes ` +
+                `(${answers[0]?.encoding ?? '?'}); listTodos peak RSS ${round(running.stats('listTodos').maxRssKb / 1024, 0)} MB`,
+            });
+          }
+        } finally {
+          await running.stop();
+        }
+      }
+    }
+  } finally {
+    await dynamodb.close();
+  }
+  return rows;
+}

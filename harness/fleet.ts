@@ -1,0 +1,214 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../scripts/local-dynamodb';
+import { Container, FunctionPool, type FunctionConfig, type PoolStats } from './container';
+import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy';
+import { startGateway, type Cors, type Gateway, type GatewayRecord } from './gateway';
+import { lambdaNode, type LambdaNode } from './lambda-node';
+import { functionZips, type Packaged, type Resource } from './package';
+
+/**
+ * The service as AWS runs it, on one machine: the zips that `serverless package` ships, unpacked,
+ * each function a pool of containers (harness/container.ts) on Lambda's Node major, behind an
+ * HTTP API gateway (harness/gateway.ts) built from the packaged template's routes, on DynamoDB
+ * Local reached through a fault proxy (harness/fault-proxy.ts). What holds here holds where each
+ * container has its own module state, its own store instance and its own cached counter, which
+ * the emulator (one process for all five functions) cannot show.
+ */
+
+export interface FleetOptions {
+  /** What `serverless package` built (harness/package.ts), for the DynamoDB store. */
+  readonly packaged: Pick<Packaged, 'dir' | 'template'>;
+  /** The DynamoDB the containers reach, through the fleet's fault proxy. */
+  readonly dynamoDbEndpoint: string;
+  /** The table; a new one of this name is created (a fresh one by default). */
+  readonly table?: string;
+  /** The most containers per function, by short name (`createTodo`); 8 for any not named. */
+  readonly caps?: Readonly<Record<string, number>>;
+  /** Freeze containers between invocations, as Lambda does (on by default). */
+  readonly freeze?: boolean;
+  /** LOG_LEVEL of the functions (default: as packaged). */
+  readonly logLevel?: string;
+}
+
+export interface Fleet {
+  /** The gateway's address: the API's base URL. */
+  readonly url: string;
+  readonly table: string;
+  /** Between every container and DynamoDB: inject faults, and see every request. */
+  readonly proxy: FaultProxy;
+  readonly node: LambdaNode;
+  readonly gateway: Gateway;
+  /** Each function's pool, by short name. */
+  readonly pools: ReadonlyMap<string, FunctionPool>;
+  stats(name: string): PoolStats;
+  /** Every line the functions wrote, oldest first, by short name. */
+  logs(name?: string): string[];
+  /** What the gateway saw of each request. */
+  records(): readonly GatewayRecord[];
+  /**
+   * Every DynamoDB action the containers performed, as IAM names it (`dynamodb:PutItem`): a
+   * transaction's items count as the actions they are (Put, Update, Delete, ConditionCheck).
+   */
+  dynamoDbActions(): Set<string>;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_CAP = 8;
+
+function ref(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if ('Ref' in value) return String(value.Ref);
+  if ('Fn::GetAtt' in value && Array.isArray(value['Fn::GetAtt'])) return String(value['Fn::GetAtt'][0]);
+  if ('Fn::Join' in value && Array.isArray(value['Fn::Join'])) {
+    const parts = (value['Fn::Join'] as unknown[])[1];
+    return Array.isArray(parts) ? parts.map(ref).find((found) => found !== undefined) : undefined;
+  }
+  return undefined;
+}
+
+/** The IAM actions one DynamoDB request performs. */
+export function actionsOf(request: SeenRequest): string[] {
+  if (request.operation === 'TransactWriteItems') {
+    const items = (JSON.parse(request.body) as { TransactItems?: Record<string, unknown>[] }).TransactItems ?? [];
+    const kinds = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
+    return items.flatMap((item) =>
+      Object.entries(kinds)
+        .filter(([kind]) => kind in item)
+        .map(([, action]) => `dynamodb:${action}`),
+    );
+  }
+  if (request.operation === 'TransactGetItems') return ['dynamodb:GetItem'];
+  return request.operation === '' ? [] : [`dynamodb:${request.operation}`];
+}
+
+/** Each function of the template, with its zip unpacked under `root`. */
+function functionsOf(packaged: FleetOptions['packaged'], root: string): Map<string, FunctionConfig> {
+  const zips = functionZips({ ...packaged, resources: packaged.template.Resources });
+  const functions = new Map<string, FunctionConfig>();
+  for (const [logicalId, resource] of Object.entries(packaged.template.Resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    const properties = resource.Properties as {
+      Handler: string;
+      FunctionName: string;
+      Timeout?: number;
+      MemorySize?: number;
+      Environment?: { Variables?: Record<string, string> };
+      Code: { S3Key: string };
+    };
+    const name =
+      properties.Code.S3Key.split('/')
+        .pop()
+        ?.replace(/\.zip$/, '') ?? logicalId;
+    const files = zips.get(name);
+    if (files === undefined) throw new Error(`no zip for ${name} (${logicalId}) in ${packaged.dir}`);
+    const functionRoot = join(root, name);
+    for (const [file, contents] of Object.entries(files)) {
+      const path = join(functionRoot, file);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, contents);
+    }
+    functions.set(logicalId, {
+      name,
+      functionName: properties.FunctionName,
+      handler: properties.Handler,
+      root: functionRoot,
+      // Lambda's defaults, for a function that sets none.
+      timeoutSeconds: properties.Timeout ?? 3,
+      memoryMb: properties.MemorySize ?? 128,
+      environment: properties.Environment?.Variables ?? {},
+    });
+  }
+  return functions;
+}
+
+let tables = 0;
+
+export async function startFleet(options: FleetOptions): Promise<Fleet> {
+  const { packaged, dynamoDbEndpoint, caps = {}, freeze = true } = options;
+  const table = options.table ?? `fleet-${process.pid}-${Date.now()}-${++tables}`;
+  const root = mkdtempSync(join(tmpdir(), 'todo-fleet-'));
+  const node = await lambdaNode();
+  const proxy = await startFaultProxy(dynamoDbEndpoint);
+  const admin = localClient(dynamoDbEndpoint);
+  const pools = new Map<string, FunctionPool>();
+  const output = new Map<string, string[]>();
+  let gateway: Gateway | undefined;
+  try {
+    await ensureTable(admin, table);
+    const functions = functionsOf(packaged, root);
+    const environment = {
+      AWS_REGION: LOCAL_REGION,
+      AWS_DEFAULT_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      DYNAMODB_ENDPOINT: proxy.endpoint,
+      // Only where the host's Node stands in for Node 22 (harness/lambda-node.ts).
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    for (const config of functions.values()) {
+      const lines: string[] = [];
+      output.set(config.name, lines);
+      const overrides = {
+        TODOS_TABLE: table,
+        ...(options.logLevel === undefined ? {} : { LOG_LEVEL: options.logLevel }),
+      };
+      const withTable: FunctionConfig = { ...config, environment: { ...config.environment, ...overrides } };
+      pools.set(
+        config.name,
+        new FunctionPool(
+          withTable,
+          () => new Container(withTable, node.path, environment, (line) => lines.push(line), freeze),
+          caps[config.name] ?? DEFAULT_CAP,
+        ),
+      );
+    }
+    const resources = packaged.template.Resources;
+    const routes = Object.values(resources)
+      .filter((resource): resource is Resource => resource.Type === 'AWS::ApiGatewayV2::Route')
+      .map((route) => {
+        const integration = resources[ref(route.Properties.Target) ?? ''];
+        const functionId = ref(integration?.Properties.IntegrationUri) ?? '';
+        const name = functions.get(functionId)?.name;
+        const pool = name === undefined ? undefined : pools.get(name);
+        if (pool === undefined) throw new Error(`route ${String(route.Properties.RouteKey)} reaches no function`);
+        return { routeKey: String(route.Properties.RouteKey), invoke: (event: unknown) => pool.invoke(event) };
+      });
+    const api = Object.values(resources).find((resource) => resource.Type === 'AWS::ApiGatewayV2::Api');
+    const cors: Cors = api?.Properties.CorsConfiguration ?? {};
+    gateway = await startGateway(routes, cors);
+  } catch (error) {
+    for (const pool of pools.values()) pool.stop();
+    await proxy.close();
+    admin.destroy();
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  const started = gateway;
+  return {
+    url: started.url,
+    table,
+    proxy,
+    node,
+    gateway: started,
+    pools,
+    stats(name) {
+      const pool = pools.get(name);
+      if (pool === undefined) throw new Error(`no function ${name}`);
+      return pool.stats();
+    },
+    logs(name) {
+      return name === undefined ? [...output.values()].flat() : [...(output.get(name) ?? [])];
+    },
+    records: () => started.records,
+    dynamoDbActions: () => new Set(proxy.seen.flatMap(actionsOf)),
+    async stop() {
+      await started.close();
+      for (const pool of pools.values()) pool.stop();
+      await proxy.close();
+      admin.destroy();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
