@@ -1,10 +1,12 @@
 import { found } from '../lib/errors';
 import { httpHandler, json, todoId } from '../lib/http';
-import { store } from '../lib/store';
+import { get } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
 /** GET /todos/{id}: 200 with the Todo, or 404. */
-export const getTodo = (todos: TodoStore) =>
+const getTodo = (todos: Pick<TodoStore, 'get'>) =>
   httpHandler(async (event, deadline) => json(200, found(await todos.get(todoId(event), deadline))));
 
-export const handler = getTodo(store);
+// `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild
+// would otherwise add half a kilobyte of ES-module interop, an eighth of the 4 KB budget.
+export = { getTodo, handler: getTodo({ get }) };

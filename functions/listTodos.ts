@@ -1,9 +1,11 @@
-import { httpHandler, json } from '../lib/http';
-import { store } from '../lib/store';
+import { httpHandler, listAnswer } from '../lib/http';
+import { list } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** GET /todos: 200, every Todo in list order. */
-export const listTodos = (todos: TodoStore) =>
-  httpHandler(async (_event, deadline) => json(200, await todos.list(deadline)));
+/** GET /todos: 200, every Todo in list order (gzip-compressed for a client that accepts it). */
+const listTodos = (todos: Pick<TodoStore, 'list'>) =>
+  httpHandler(async (event, deadline) => listAnswer(event, await todos.list(deadline)));
 
-export const handler = listTodos(store);
+// `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild
+// would otherwise add half a kilobyte of ES-module interop, an eighth of the 4 KB budget.
+export = { listTodos, handler: listTodos({ list }) };

@@ -1,15 +1,20 @@
 import { found } from '../lib/errors';
-import { httpHandler, json, jsonBody, todoId } from '../lib/http';
-import { todoPatch } from '../lib/input';
-import { store } from '../lib/store';
+import { answer, bodyText, httpHandler, json, todoId } from '../lib/http';
+import { idempotencyClaim } from '../lib/idempotency';
+import { parseJsonObject, todoPatch } from '../lib/input';
+import { update } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
 /** PUT /todos/{id}: partial update, 200 with the record after it, or 404. */
-export const updateTodo = (todos: TodoStore) =>
+const updateTodo = (todos: Pick<TodoStore, 'update'>) =>
   httpHandler(async (event, deadline) => {
-    // The body is checked first: a malformed request is a 400 whatever its id.
-    const patch = todoPatch(jsonBody(event));
-    return json(200, found(await todos.update(todoId(event), patch, deadline)));
+    const body = bodyText(event);
+    const claim = idempotencyClaim(event, body);
+    // The body is checked before the id: a malformed request is a 400 whatever its id.
+    const patch = todoPatch(parseJsonObject(body));
+    return answer(found(await todos.update(todoId(event), patch, { deadline, claim })), (todo) => json(200, todo));
   });
 
-export const handler = updateTodo(store);
+// `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild
+// would otherwise add half a kilobyte of ES-module interop, an eighth of the 4 KB budget.
+export = { updateTodo, handler: updateTodo({ update }) };

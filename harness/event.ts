@@ -15,6 +15,8 @@ export interface EventOptions {
   base64?: boolean;
   /** The request id API Gateway gives the request. */
   requestId?: string;
+  /** More request headers, lower-cased as API Gateway passes them (`idempotency-key`, `accept-encoding`). */
+  headers?: Record<string, string>;
 }
 
 const noop = (): void => undefined;
@@ -27,6 +29,7 @@ export function event({
   rawBody,
   base64 = false,
   requestId = 'request-id',
+  headers = {},
 }: EventOptions = {}): APIGatewayProxyEventV2 {
   const path = id === undefined ? '/todos' : `/todos/${id}`;
   const routePath = id === undefined ? '/todos' : '/todos/{id}';
@@ -37,7 +40,7 @@ export function event({
     routeKey: `${method} ${routePath}`,
     rawPath: path,
     rawQueryString: '',
-    headers: text === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(text === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(id === undefined ? {} : { pathParameters: { id } }),
     ...(text === undefined ? {} : { body: base64 ? Buffer.from(text, 'utf8').toString('base64') : text }),
     isBase64Encoded: base64,

@@ -6,100 +6,99 @@ import {
   TransactWriteCommand,
   UpdateCommand,
   type QueryCommandOutput,
-  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSender, aborted, backoff, documentClient, dynamoDbClientConfig } from './dynamodb-client';
-import { StoreUnavailable } from './errors';
-import { FIRST_NEW_ID, SEED_TODOS, type Deadline, type Todo, type TodoPatch, type TodoStore } from './todos';
+import { IdAllocator } from './dynamodb-ids';
+import {
+  COUNTER_KEY,
+  TODO_PARTITION,
+  atVersion,
+  cancellations,
+  cancelledFor,
+  claimKey,
+  claimPut,
+  replayOf,
+  toTodo,
+  todoKey,
+  type Counter,
+  type Item,
+  type TodoItem,
+  type TransactItem,
+} from './dynamodb-table';
+import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from './errors';
+import { MAX_LIST_BYTES, listBytes } from './list-size';
+import {
+  FIRST_NEW_ID,
+  SEED_TODOS,
+  type Deadline,
+  type IdempotencyClaim,
+  type Todo,
+  type TodoPatch,
+  type TodoStore,
+  type WriteOptions,
+  type Written,
+} from './todos';
+
+export { TABLE_KEY } from './dynamodb-table';
 
 /**
- * The table design (the same as the `TodosTable` resource in serverless.yml):
+ * The DynamoDB store: every request reads with strong consistency and writes in transactions,
+ * each with a ClientRequestToken, which DynamoDB makes idempotent for 10 minutes: when a write
+ * was applied and its answer lost, the SDK's retry sends the same token and DynamoDB answers
+ * "done" without applying it again, and a copy that arrives late, after the retry and after later
+ * writes, applies nothing either. So no write is applied twice, and none lands late to undo a
+ * later one:
  *
- * - every Todo is an item under the partition key `pk = "TODO"` with the numeric sort key `id`,
- *   so one Query returns the whole list in id order, which is creation order;
- * - the id counter is the item `pk = "COUNTER", id = 0`, whose `next` attribute is the next id
- *   to hand out. It exists once the table is seeded, and only then.
- *
- * Every write that a retry could get wrong is a transaction with a ClientRequestToken, which
- * DynamoDB makes idempotent for 10 minutes: when a write was applied and only its answer was
- * lost, the SDK's retry sends the same token and DynamoDB answers "done" without applying it
- * again. So a retried DELETE is a 200, not a 404; a retried POST is its 201, with no second
- * record and no skipped id; a retried seed changes nothing.
- *
- * - A record and the counter move together: a POST writes its record and sets the counter from
- *   n to n + 1 in one transaction, on condition that the counter still says n. An id is used up
- *   only with its record, so ids have no gaps, and a retry cannot take a second one.
- * - The seed writes records 1 and 2 and the counter in one transaction, on condition that there
- *   is no counter yet. A seed that was delayed past another container's cannot land afterwards
- *   and bring back a record 1 a client has since deleted: its condition fails.
+ * - POST writes its records and moves the counter in one transaction, in its container's turn
+ *   (lib/dynamodb-ids.ts): ids have no gaps, and a retry cannot take a second one;
+ * - PUT and DELETE read the record first and write on condition that its version `v` is still
+ *   the one read: the answer is the record exactly as written, and the list's size moves by
+ *   exactly what the write changed (lib/list-size.ts);
+ * - the seed writes records 1 and 2 and the counter in one transaction, on condition that there
+ *   is no counter yet: a seed delayed past another container's cannot land afterwards and bring
+ *   back a record 1 a client has since deleted;
+ * - an Idempotency-Key is claimed in the same transaction as the write it answers: the two are
+ *   stored together or not at all, so no crash leaves a key "in progress". A request whose key is
+ *   claimed gets the claim's answer (its transaction is cancelled, and the cancellation carries
+ *   the claim), or KeyReused when the claim was for another request.
  *
  * A single partition caps the table near 1,000 writes/s, far above what one to-do list needs.
  */
-export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
-const TODO_PARTITION = 'TODO';
-const COUNTER_KEY = { pk: 'COUNTER', id: 0 };
 
 /** DynamoDB's limits on one transaction: 100 actions (one is the counter) and 4 MB. */
-const MAX_BATCH = 99;
+const MAX_BATCH_ITEMS = 99;
 const MAX_BATCH_BYTES = 3_500_000;
 /** A generous size of a record's item beyond its title: key, attribute names, numbers. */
 const ITEM_OVERHEAD_BYTES = 100;
 
 /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
 const DEFAULT_BUDGET_MS = 9_000;
+const defaultDeadline = () => Date.now() + DEFAULT_BUDGET_MS;
 
 export interface DynamoDbStoreOptions {
   /** Items per Query page; DynamoDB's own 1 MB page applies too. Small values test pagination. */
   pageSize?: number;
 }
 
-/** The attributes of a stored Todo item beyond its key. */
-interface TodoItem {
-  pk: string;
-  id: number;
-  title: string;
-  completed: boolean;
-}
-
-const todoKey = (id: number) => ({ pk: TODO_PARTITION, id });
-
-function toTodo(item: Record<string, unknown>): Todo {
-  const { id, title, completed } = item as unknown as TodoItem;
-  return { id, title, completed };
-}
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/** Why DynamoDB cancelled a transaction, one code per action ("None" for those that were fine). */
-function cancellationCodes(error: unknown): string[] | undefined {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-  return reasons.map((reason) => reason.Code ?? 'None');
-}
-
-/** True when a transaction was cancelled, and so not applied, for one of these reasons only. */
-function cancelledFor(error: unknown, ...codes: string[]): boolean {
-  const found = cancellationCodes(error);
-  return (
-    found !== undefined &&
-    found.some((code) => code !== 'None') &&
-    found.every((code) => code === 'None' || codes.includes(code))
-  );
-}
-
 /** A POST waiting for its record to be written, with others, in the next transaction. */
 interface PendingCreate {
   readonly title: string;
+  readonly claim: IdempotencyClaim | undefined;
   readonly signal: AbortSignal;
-  resolve(todo: Todo): void;
+  readonly deadline: Deadline;
+  resolve(written: Written<Todo>): void;
   reject(error: unknown): void;
 }
 
+/** The errors a store answers with on purpose; anything else on the way is StoreUnavailable. */
+const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight];
+
+const written = <T>(value: T): Written<T> => ({ value, replayed: false });
+
 export class DynamoDbTodoStore implements TodoStore {
   readonly #dynamo = new DynamoDbSender();
+  readonly #ids: IdAllocator;
   #seeded: Promise<void> | undefined;
-  /** The counter's value after this container's last write, while no one else has moved it. */
-  #nextId: number | undefined;
   /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
   readonly #pending: PendingCreate[] = [];
   #committing = false;
@@ -108,31 +107,12 @@ export class DynamoDbTodoStore implements TodoStore {
     private readonly db: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly options: DynamoDbStoreOptions = {},
-  ) {}
+  ) {
+    this.#ids = new IdAllocator(this.#dynamo, db, table, (signal) => this.#sizeList(signal));
+  }
 
   list(deadline?: Deadline): Promise<Todo[]> {
-    return this.#call(deadline, async (signal) => {
-      const todos: Todo[] = [];
-      let startKey: QueryCommandOutput['LastEvaluatedKey'];
-      do {
-        const page = await this.#dynamo.send('Query', signal, (abortSignal) =>
-          this.db.send(
-            new QueryCommand({
-              TableName: this.table,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': TODO_PARTITION },
-              ConsistentRead: true,
-              ExclusiveStartKey: startKey,
-              Limit: this.options.pageSize,
-            }),
-            { abortSignal },
-          ),
-        );
-        for (const item of page.Items ?? []) todos.push(toTodo(item));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-      return todos;
-    });
+    return this.#call(deadline, async (signal) => (await this.#items(signal)).map(toTodo));
   }
 
   get(id: number, deadline?: Deadline): Promise<Todo | undefined> {
@@ -144,15 +124,15 @@ export class DynamoDbTodoStore implements TodoStore {
 
   /**
    * POSTs that arrive while a transaction is in flight wait and then go together in the next
-   * one (up to DynamoDB's limits): a burst of them costs a few transactions, not one each, and
-   * never contends with itself for the counter.
+   * one (up to DynamoDB's limits): a burst of them in one container costs a few transactions,
+   * not one each. (On Lambda a container holds one request at a time: each POST goes alone.)
    */
-  create(title: string, deadline?: Deadline): Promise<Todo> {
+  create(title: string, { deadline = defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
       deadline,
       (signal) =>
-        new Promise<Todo>((resolve, reject) => {
-          const pending: PendingCreate = { title, signal, resolve, reject };
+        new Promise<Written<Todo>>((resolve, reject) => {
+          const pending: PendingCreate = { title, claim, signal, deadline, resolve, reject };
           this.#pending.push(pending);
           signal.addEventListener(
             'abort',
@@ -169,81 +149,172 @@ export class DynamoDbTodoStore implements TodoStore {
     );
   }
 
-  update(id: number, patch: TodoPatch, deadline?: Deadline): Promise<Todo | undefined> {
-    const sets: string[] = [];
-    const values: Record<string, unknown> = {};
-    if (patch.title !== undefined) {
-      sets.push('title = :title');
-      values[':title'] = patch.title;
-    }
-    if (patch.completed !== undefined) {
-      sets.push('completed = :completed');
-      values[':completed'] = patch.completed;
-    }
-    if (sets.length === 0) return this.get(id, deadline);
-    // Setting the same fields again is harmless, so a plain write is safe to retry.
+  update(id: number, patch: TodoPatch, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo> | undefined> {
     return this.#call(deadline, async (signal) => {
-      try {
-        const { Attributes } = await this.#dynamo.send('UpdateItem', signal, (abortSignal) =>
-          this.db.send(
-            new UpdateCommand({
+      const done = await this.#rewrite(id, claim, signal, (current) => {
+        const todo: Todo = {
+          id,
+          title: patch.title ?? current.title,
+          completed: patch.completed ?? current.completed,
+        };
+        // Nothing to write: the answer is the record as it is.
+        if (patch.title === undefined && patch.completed === undefined) return { todo };
+        const condition = atVersion(current.v);
+        return {
+          todo,
+          growth: listBytes(todo) - listBytes(current),
+          write: {
+            Update: {
               TableName: this.table,
               Key: todoKey(id),
-              UpdateExpression: `SET ${sets.join(', ')}`,
-              // Without this an update would create the item: a PUT racing a DELETE could resurrect it.
-              ConditionExpression: 'attribute_exists(pk)',
-              ExpressionAttributeValues: values,
-              ReturnValues: 'ALL_NEW',
-            }),
-            { abortSignal },
-          ),
-        );
-        return Attributes && toTodo(Attributes);
-      } catch (error) {
-        if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
-        throw error;
-      }
+              UpdateExpression: 'SET title = :title, completed = :completed, v = :v',
+              ConditionExpression: condition.expression,
+              ExpressionAttributeValues: {
+                ...condition.values,
+                ':title': todo.title,
+                ':completed': todo.completed,
+                ':v': (current.v ?? 0) + 1,
+              },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+        };
+      });
+      return done?.value && { value: done.value, replayed: done.replayed };
     });
   }
 
-  remove(id: number, deadline?: Deadline): Promise<boolean> {
+  remove(id: number, { deadline, claim }: WriteOptions = {}): Promise<Written<true> | undefined> {
     return this.#call(deadline, async (signal) => {
-      for (;;) {
-        try {
-          await this.#transact(
-            [{ Delete: { TableName: this.table, Key: todoKey(id), ConditionExpression: 'attribute_exists(pk)' } }],
-            signal,
-          );
-          return true;
-        } catch (error) {
-          if (cancelledFor(error, 'ConditionalCheckFailed')) return false;
-          if (!cancelledFor(error, 'TransactionConflict')) throw error;
-          await backoff(signal);
-        }
-      }
+      const done = await this.#rewrite(id, claim, signal, (current) => {
+        const condition = atVersion(current.v);
+        return {
+          todo: current,
+          growth: -listBytes(current),
+          write: {
+            Delete: {
+              TableName: this.table,
+              Key: todoKey(id),
+              ConditionExpression: condition.expression,
+              ...(condition.expression.includes(':') ? { ExpressionAttributeValues: condition.values } : {}),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+        };
+      });
+      return done && { value: true as const, replayed: done.replayed };
     });
   }
 
   /**
    * Runs one store operation, once the table is seeded, with an abort signal that fires at the
-   * deadline; any failure on the way, the deadline included, is StoreUnavailable.
+   * deadline; any failure on the way, the deadline included, is StoreUnavailable, unless it is
+   * an answer of its own (a full list, a reused key).
    */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const abort = new AbortController();
     const timer = setTimeout(
       () => {
-        abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline'));
+        abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
       },
-      (deadline ?? Date.now() + DEFAULT_BUDGET_MS) - Date.now(),
+      (deadline ?? defaultDeadline()) - Date.now(),
     );
     try {
       await Promise.race([this.#seed(abort.signal), aborted(abort.signal)]);
       return await operation(abort.signal);
     } catch (error) {
-      if (error instanceof StoreUnavailable) throw error;
+      if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw new StoreUnavailable('DynamoDB request failed', { cause: error });
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A PUT or DELETE: reads the record, lets `change` say what to write, and writes it in one
+   * transaction with the list's size and the claim, on condition that the record is still as
+   * read; reads again and retries when it was not. Without the record, a claimed key's answer
+   * (the first request may have deleted it), or undefined: a 404.
+   */
+  async #rewrite(
+    id: number,
+    claim: IdempotencyClaim | undefined,
+    signal: AbortSignal,
+    change: (current: TodoItem) => { todo: Todo; growth?: number; write?: TransactItem },
+  ): Promise<Written<Todo | undefined> | undefined> {
+    let current = (await this.#getItem(todoKey(id), signal)) as TodoItem | undefined;
+    let keyContended = false;
+    for (;;) {
+      if (current === undefined) {
+        const kept = claim && (await this.#getItem(claimKey(claim.key), signal));
+        return kept && replayOf(kept, claim);
+      }
+      const { todo, growth = 0, write } = change(current);
+      if (write === undefined) return written<Todo | undefined>(todo);
+      const items = [write, ...this.#sizeChange(growth), ...claimPut(this.table, claim, todo)];
+      try {
+        await this.#transact(items, signal);
+        return written<Todo | undefined>(todo);
+      } catch (error) {
+        const reasons = cancellations(error);
+        if (reasons === undefined) throw error;
+        const claimReason = claim && reasons.at(-1);
+        if (claimReason?.code === 'ConditionalCheckFailed' && claimReason.item) {
+          const replay = replayOf(claimReason.item, claim);
+          // A claim that expired just now: the next attempt claims the key anew.
+          if (replay !== undefined) return replay;
+          continue;
+        }
+        if (reasons.some(({ code }) => code === 'TransactionConflict')) {
+          keyContended ||= claimReason?.code === 'TransactionConflict';
+          await this.#backoff(signal, keyContended);
+          current = (await this.#getItem(todoKey(id), signal)) as TodoItem | undefined;
+          continue;
+        }
+        const [record] = reasons;
+        const counter = growth === 0 ? undefined : reasons[1];
+        if (record?.code === 'ConditionalCheckFailed') {
+          // Deleted, or changed since it was read: look again.
+          current = record.item as TodoItem | undefined;
+          continue;
+        }
+        if (counter?.code === 'ConditionalCheckFailed') {
+          if ((counter.item as Counter | undefined)?.bytes === undefined) {
+            await this.#sizeList(signal);
+            continue;
+          }
+          throw new ListFull();
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** The counter's share of a PUT or DELETE: the list's size, moved by `growth`, within its limit. */
+  #sizeChange(growth: number): TransactItem[] {
+    if (growth === 0) return [];
+    return [
+      {
+        Update: {
+          TableName: this.table,
+          Key: COUNTER_KEY,
+          UpdateExpression: 'SET #bytes = #bytes + :growth',
+          ConditionExpression: growth > 0 ? '#bytes <= :room' : 'attribute_exists(#bytes)',
+          ExpressionAttributeNames: { '#bytes': 'bytes' },
+          ExpressionAttributeValues: { ':growth': growth, ...(growth > 0 ? { ':room': MAX_LIST_BYTES - growth } : {}) },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    ];
+  }
+
+  /** A pause after a TransactionConflict; at the deadline, a key still contended is a 409, not a 503. */
+  async #backoff(signal: AbortSignal, keyContended: boolean): Promise<void> {
+    try {
+      await backoff(signal);
+    } catch (error) {
+      if (keyContended) throw new KeyInFlight();
+      throw error;
     }
   }
 
@@ -262,15 +333,19 @@ export class DynamoDbTodoStore implements TodoStore {
    */
   async #seedTable(signal: AbortSignal): Promise<void> {
     for (;;) {
-      const counter = await this.#getItem(COUNTER_KEY, signal);
-      if (counter !== undefined) return;
+      const counter = (await this.#getItem(COUNTER_KEY, signal)) as Counter | undefined;
+      if (counter !== undefined) {
+        this.#ids.know(counter);
+        return;
+      }
+      const seeded: Counter = { next: FIRST_NEW_ID, bytes: SEED_TODOS.reduce((sum, todo) => sum + listBytes(todo), 0) };
       try {
         await this.#transact(
           [
             {
               Put: {
                 TableName: this.table,
-                Item: { ...COUNTER_KEY, next: FIRST_NEW_ID },
+                Item: { ...COUNTER_KEY, ...seeded },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
@@ -281,7 +356,7 @@ export class DynamoDbTodoStore implements TodoStore {
           ],
           signal,
         );
-        this.#nextId ??= FIRST_NEW_ID;
+        this.#ids.know(seeded);
         return;
       } catch (error) {
         // Another container seeded first (or is seeding now): look again.
@@ -291,7 +366,33 @@ export class DynamoDbTodoStore implements TodoStore {
     }
   }
 
-  /** Writes the waiting POSTs, a transaction at a time, until none is left. */
+  /**
+   * A table seeded before the list had a size: counts it once. Every write that changes the size
+   * is conditional on `bytes` existing, so none is applied while the list is counted.
+   */
+  async #sizeList(signal: AbortSignal): Promise<void> {
+    const bytes = (await this.#items(signal)).reduce((sum, item) => sum + listBytes(toTodo(item)), 0);
+    await this.#dynamo
+      .send('UpdateItem', signal, (abortSignal) =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: COUNTER_KEY,
+            UpdateExpression: 'SET #bytes = :bytes',
+            ConditionExpression: 'attribute_not_exists(#bytes)',
+            ExpressionAttributeNames: { '#bytes': 'bytes' },
+            ExpressionAttributeValues: { ':bytes': bytes },
+          }),
+          { abortSignal },
+        ),
+      )
+      .catch((error: unknown) => {
+        // Another container counted it first.
+        if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+      });
+  }
+
+  /** Writes the waiting POSTs, a batch at a time, until none is left. */
   async #commitPending(): Promise<void> {
     if (this.#committing) return;
     this.#committing = true;
@@ -299,13 +400,15 @@ export class DynamoDbTodoStore implements TodoStore {
       while (this.#pending.length > 0) {
         const batch = this.#takeBatch();
         try {
-          const todos = await this.#createRecords(
-            batch.map((pending) => pending.title),
+          const outcomes = await this.#ids.create(
+            batch,
             AbortSignal.any(batch.map((pending) => pending.signal)),
+            Math.min(...batch.map((pending) => pending.deadline)),
           );
           batch.forEach((pending, i) => {
-            const todo = todos[i];
-            if (todo) pending.resolve(todo);
+            const outcome = outcomes[i];
+            if (outcome instanceof Error) pending.reject(outcome);
+            else if (outcome !== undefined) pending.resolve(outcome);
           });
         } catch (error) {
           for (const pending of batch) pending.reject(error);
@@ -316,70 +419,56 @@ export class DynamoDbTodoStore implements TodoStore {
     }
   }
 
-  /** The next POSTs in arrival order, as many as one transaction takes. */
-  #takeBatch(): PendingCreate[] {
-    let bytes = 0;
-    let count = 0;
-    for (const { title } of this.#pending) {
-      bytes += Buffer.byteLength(title) + ITEM_OVERHEAD_BYTES;
-      if (count === MAX_BATCH || (count > 0 && bytes > MAX_BATCH_BYTES)) break;
-      count++;
-    }
-    return this.#pending.splice(0, count);
-  }
-
   /**
-   * Writes records with the next ids and moves the counter past them, in one transaction on
-   * condition that the counter has not moved. When another container moved it first, reads it
-   * again and tries again with the ids after.
+   * The next POSTs in arrival order, as many as one transaction takes: no two with one key (a
+   * transaction may touch an item once; the second goes next, and gets the first's answer).
    */
-  async #createRecords(titles: string[], signal: AbortSignal): Promise<Todo[]> {
-    for (;;) {
-      const first = this.#nextId ?? (await this.#readCounter(signal));
-      const todos = titles.map((title, i): Todo => ({ id: first + i, title, completed: false }));
-      try {
-        await this.#transact(
-          [
-            {
-              Update: {
-                TableName: this.table,
-                Key: COUNTER_KEY,
-                UpdateExpression: 'SET #next = :after',
-                ConditionExpression: '#next = :before',
-                ExpressionAttributeNames: { '#next': 'next' },
-                ExpressionAttributeValues: { ':before': first, ':after': first + todos.length },
-              },
-            },
-            ...todos.map((todo): TransactItem => ({
-              Put: {
-                TableName: this.table,
-                Item: { pk: TODO_PARTITION, ...todo },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            })),
-          ],
-          signal,
-        );
-        this.#nextId = first + todos.length;
-        return todos;
-      } catch (error) {
-        this.#nextId = undefined;
-        // Retried only when the counter had moved or another writer was busy with it; a record
-        // already at an id the counter had not reached would fail again the same way.
-        const [counter] = cancellationCodes(error) ?? [];
-        if (counter !== 'ConditionalCheckFailed' && !cancelledFor(error, 'TransactionConflict')) throw error;
-        await backoff(signal);
+  #takeBatch(): PendingCreate[] {
+    const batch: PendingCreate[] = [];
+    const keys = new Set<string>();
+    let bytes = 0;
+    let items = 0;
+    for (const pending of [...this.#pending]) {
+      const size = Buffer.byteLength(pending.title) + ITEM_OVERHEAD_BYTES;
+      const adds = pending.claim ? 2 : 1;
+      if (batch.length > 0 && (items + adds > MAX_BATCH_ITEMS || bytes + size * adds > MAX_BATCH_BYTES)) break;
+      if (pending.claim) {
+        if (keys.has(pending.claim.key)) continue;
+        keys.add(pending.claim.key);
       }
+      this.#pending.splice(this.#pending.indexOf(pending), 1);
+      batch.push(pending);
+      bytes += size * adds;
+      items += adds;
     }
+    return batch;
   }
 
-  async #readCounter(signal: AbortSignal): Promise<number> {
-    const counter = await this.#getItem(COUNTER_KEY, signal);
-    if (counter === undefined) throw new Error(`table ${this.table} has no id counter`);
-    return Number(counter.next);
+  /** Every item under the Todo partition, in id order: every page of the Query. */
+  async #items(signal: AbortSignal): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: QueryCommandOutput['LastEvaluatedKey'];
+    do {
+      const page = await this.#dynamo.send('Query', signal, (abortSignal) =>
+        this.db.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': TODO_PARTITION },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+            Limit: this.options.pageSize,
+          }),
+          { abortSignal },
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return items;
   }
 
-  async #getItem(key: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  async #getItem(key: Record<string, unknown>, signal: AbortSignal): Promise<Item | undefined> {
     const { Item } = await this.#dynamo.send('GetItem', signal, (abortSignal) =>
       this.db.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }), { abortSignal }),
     );

@@ -1,27 +1,80 @@
+import { MAX_LIST_BYTES } from './list-size';
+import type { Metric } from './metrics';
+
 /**
- * The failures a handler can meet, as types. Each maps to one status code in
- * lib/http.ts, the only place that knows what a client is told about them.
+ * The failures a request can meet, as types, each with what the client is told about it: its
+ * status and message. lib/http.ts turns one into the answer, and anything else into a 500.
+ *
+ * The answer lives with its type, not in a table in lib/http.ts, so that a function's bundle
+ * carries the answers of the failures it can meet and no others: a GET has no 409 to give, and
+ * a memory-store function none of the store's 503s. Every byte counts in a 4 KB bundle.
  */
+export class Refusal extends Error {
+  readonly status: number = 400;
+  // `declare`: fields that only some refusals have cost no bytes in the others' bundles.
+  /** What the client is told, when it is not the message. */
+  declare readonly answer?: string;
+  /** Headers of the answer beyond its content type. */
+  declare readonly headers?: Record<string, string>;
+  /** The service's metric it counts for (lib/metrics.ts), if any. */
+  declare readonly metric?: Metric;
+}
 
-// The client errors carry no `name` of their own: they are answered, never logged with a
-// stack, and every byte counts in a 4 KB bundle.
-
-/** A request the client can fix: 400, with this message. */
-export class InvalidInput extends Error {}
+/** A request the client can fix: 400, with the message it is built with. */
+export class InvalidInput extends Refusal {}
 
 /** The request body is over MAX_BODY_BYTES: 413. */
-export class PayloadTooLarge extends Error {}
+export class PayloadTooLarge extends Refusal {
+  override readonly status = 413;
+}
 
-/** The id matches no record, or cannot match one: 404 "Todo not found". */
-export class TodoNotFound extends Error {}
+/** The id matches no record, or cannot match one: 404 "Todo not found" (SPEC.md §7). */
+export class TodoNotFound extends Refusal {
+  override readonly status = 404;
+  override readonly message = 'Todo not found';
+}
+
+/** The write would take the list past MAX_LIST_BYTES (lib/list-size.ts): 409. */
+export class ListFull extends Refusal {
+  override readonly status = 409;
+  override readonly message = `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`;
+}
+
+/** The Idempotency-Key was used with a different request: 422, as the draft says. */
+export class KeyReused extends Refusal {
+  override readonly status = 422;
+  override readonly message = 'Idempotency-Key was used with a different request';
+}
+
+const RETRY_LATER = { 'retry-after': '1' };
+
+/** A request with this Idempotency-Key is still being written, and its answer is not known in time: 409. */
+export class KeyInFlight extends Refusal {
+  override readonly status = 409;
+  override readonly message = 'A request with this Idempotency-Key is in progress: retry later';
+  override readonly headers = RETRY_LATER;
+}
+
+/**
+ * The store could not answer (unreachable, throttled, failing), or not before the request's
+ * deadline: 503, and the client may retry.
+ */
+export class StoreUnavailable extends Refusal {
+  override readonly name = 'StoreUnavailable';
+  override readonly status = 503;
+  override readonly metric: Metric;
+  // `message` stays the store's own, for the log.
+  override readonly answer = 'Service temporarily unavailable, please retry';
+  override readonly headers = RETRY_LATER;
+
+  constructor(message: string, options: ErrorOptions & { timedOut?: boolean } = {}) {
+    super(message, options);
+    this.metric = options.timedOut ? 'StoreTimeouts' : 'StoreErrors';
+  }
+}
 
 /** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */
 export function found<T>(value: T | undefined | false): T {
   if (value === undefined || value === false) throw new TodoNotFound();
   return value;
-}
-
-/** The store could not answer (unreachable, throttled, failing): 503, and the client may retry. */
-export class StoreUnavailable extends Error {
-  override readonly name = 'StoreUnavailable';
 }

@@ -17,9 +17,10 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * other key can reach a record.
  */
 export function parseJsonObject(body: string | undefined): JsonObject {
+  const notAnObject = () => new InvalidInput('Request body must be a JSON object');
   // `!body`, not `=== undefined`: serverless-offline sends `null` for a request without one.
-  if (!body) throw new InvalidInput('Request body must be a JSON object');
-  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) {
+  if (!body) throw notAnObject();
+  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
     throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
   }
   let value: unknown;
@@ -28,9 +29,7 @@ export function parseJsonObject(body: string | undefined): JsonObject {
   } catch {
     throw new InvalidInput('Request body is not valid JSON');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidInput('Request body must be a JSON object');
-  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject();
   return value as JsonObject;
 }
 
@@ -46,14 +45,14 @@ export function newTodoTitle(body: JsonObject): string {
  * The whole body is checked before anything changes, so a rejected body changes nothing.
  */
 export function todoPatch(body: JsonObject): TodoPatch {
-  const patch: { title?: string; completed?: boolean } = {};
-  if (Object.hasOwn(body, 'title')) {
-    if (typeof body.title !== 'string') throw new InvalidInput('title must be a string');
-    patch.title = body.title;
-  }
-  if (Object.hasOwn(body, 'completed')) {
-    if (typeof body.completed !== 'boolean') throw new InvalidInput('completed must be a boolean');
-    patch.completed = body.completed;
+  const patch: Record<string, unknown> = {};
+  for (const [field, type] of [
+    ['title', 'string'],
+    ['completed', 'boolean'],
+  ]) {
+    if (!field || !Object.hasOwn(body, field)) continue;
+    if (typeof body[field] !== type) throw new InvalidInput(`${field} must be a ${type}`);
+    patch[field] = body[field];
   }
   return patch;
 }

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { inspect } from 'node:util';
 
 /**
  * One JSON line per event on stdout, which Lambda sends to CloudWatch as it is.
@@ -28,7 +29,6 @@ let threshold = -1;
  * a changed LOG_LEVEL, as the tests do.
  */
 export const readLogLevel = (): number => (threshold = LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL)));
-
 export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
   if (LEVELS.indexOf(level) < (threshold < 0 ? readLogLevel() : threshold)) return;
   // Epoch milliseconds, as pino writes them: Date.now() is cheap from the first call, where a
@@ -53,13 +53,13 @@ export function writeLine(line: string): void {
   if (written < bytes.length) process.stdout.write(bytes.subarray(written));
 }
 
-/** An error as plain JSON, with its stack and the chain of causes (the SDK's error sits in `cause`). */
+/**
+ * An error as plain JSON, with its stack and the chain of causes (the SDK's error sits in
+ * `cause`), three deep at most. JSON.stringify leaves out the `cause: undefined` at the end.
+ */
 export function errorFields(error: unknown, depth = 0): unknown {
-  if (!(error instanceof Error)) return { message: String(error) };
-  return {
-    name: error.name,
-    message: error.message,
-    stack: error.stack,
-    ...(error.cause !== undefined && depth < 3 ? { cause: errorFields(error.cause, depth + 1) } : {}),
-  };
+  if (error === undefined) return undefined;
+  if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : inspect(error) };
+  const { name, message, stack, cause } = error;
+  return { name, message, stack, cause: depth < 3 ? errorFields(cause, depth + 1) : undefined };
 }

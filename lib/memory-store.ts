@@ -1,10 +1,36 @@
-import { FIRST_NEW_ID, SEED_TODOS, type Todo, type TodoStore } from './todos';
+import { KeyReused, ListFull } from './errors';
+import { MAX_LIST_BYTES, listBytes } from './list-size';
+import {
+  FIRST_NEW_ID,
+  SEED_TODOS,
+  type IdempotencyClaim,
+  type Todo,
+  type TodoStore,
+  type WriteOptions,
+  type Written,
+} from './todos';
+
+/** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave. */
+interface KeptClaim extends IdempotencyClaim {
+  readonly value: unknown;
+}
 
 interface MemoryState {
   /** A Map keeps insertion order (the list order) and gives O(1) get, update and delete. */
   readonly todos: Map<number, Todo>;
   nextId: number;
+  /** The list's size as GET /todos answers it (lib/list-size.ts). */
+  bytes: number;
+  /** Claimed keys, oldest first: a Map keeps insertion order. */
+  readonly claims: Map<string, KeptClaim>;
 }
+
+/**
+ * The most keys kept at once: each may hold a record of up to 64 KB, so a flood of keys is
+ * bounded at about 64 MB. Past it the oldest is forgotten; a key older than its claim's
+ * expiry (KEY_LIFETIME_MS) answers nothing, whether or not it is still kept.
+ */
+export const MAX_KEPT_CLAIMS = 1_000;
 
 /**
  * serverless-esbuild gives every function its own bundle, so each has its own copy
@@ -20,7 +46,12 @@ interface StateHolder {
 
 function seed(state: MemoryState): MemoryState {
   state.todos.clear();
-  for (const todo of SEED_TODOS) state.todos.set(todo.id, { ...todo });
+  state.claims.clear();
+  state.bytes = 0;
+  for (const todo of SEED_TODOS) {
+    state.todos.set(todo.id, { ...todo });
+    state.bytes += listBytes(todo);
+  }
   state.nextId = FIRST_NEW_ID;
   return state;
 }
@@ -28,6 +59,8 @@ function seed(state: MemoryState): MemoryState {
 const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
   nextId: FIRST_NEW_ID,
+  bytes: 0,
+  claims: new Map(),
 }));
 
 /** Puts the shared store back to its start state: records 1 and 2, next id 3. */
@@ -36,37 +69,77 @@ export function resetMemoryStore(): void {
 }
 
 /**
- * Records are replaced, never mutated, so a record handed out earlier keeps the
- * value it had; `Map.set` on an existing key keeps its place in the list.
+ * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
+ * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
+ * with the claim. Undefined when there is no such record.
  */
-export const memoryStore: TodoStore = {
-  list() {
-    return Promise.resolve([...state.todos.values()]);
-  },
+function claimed<T>(
+  claim: IdempotencyClaim | undefined,
+  write: () => T,
+): Written<NonNullable<T>> | Extract<T, undefined> {
+  const kept = claim && state.claims.get(claim.key);
+  if (claim && kept && kept.expiresAt > Date.now()) {
+    if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
+    return { value: kept.value as NonNullable<T>, replayed: true };
+  }
+  const value = write();
+  if (value === undefined || value === null) return undefined as Extract<T, undefined>;
+  if (claim) {
+    if (state.claims.size >= MAX_KEPT_CLAIMS) state.claims.delete(state.claims.keys().next().value ?? '');
+    state.claims.set(claim.key, { ...claim, value });
+  }
+  return { value, replayed: false };
+}
 
-  get(id) {
-    return Promise.resolve(state.todos.get(id));
-  },
+/** Grows the list by `bytes` (or shrinks it), refusing to take it past MAX_LIST_BYTES. */
+function grow(bytes: number): void {
+  if (bytes > 0 && state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
+  state.bytes += bytes;
+}
 
-  create(title) {
-    const todo: Todo = { id: state.nextId++, title, completed: false };
-    state.todos.set(todo.id, todo);
-    return Promise.resolve(todo);
-  },
+// Records are replaced, never mutated, so a record handed out earlier keeps the value it had;
+// `Map.set` on an existing key keeps its place in the list. Each operation is a function of its
+// own, so that a function's bundle carries only the one it calls (lib/store.ts).
 
-  update(id, patch) {
-    const current = state.todos.get(id);
-    if (current === undefined) return Promise.resolve(undefined);
-    const updated: Todo = {
-      id,
-      title: patch.title ?? current.title,
-      completed: patch.completed ?? current.completed,
-    };
-    state.todos.set(id, updated);
-    return Promise.resolve(updated);
-  },
+/** The store's answer: at once, but as a promise, as every store answers. */
+const now = <T>(value: T): Promise<T> => Promise.resolve(value);
 
-  remove(id) {
-    return Promise.resolve(state.todos.delete(id));
-  },
-};
+export const list: TodoStore['list'] = () => now([...state.todos.values()]);
+
+export const get: TodoStore['get'] = (id) => now(state.todos.get(id));
+
+export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {}) =>
+  now(
+    claimed(claim, () => {
+      const todo: Todo = { id: state.nextId, title, completed: false };
+      grow(listBytes(todo));
+      state.todos.set(state.nextId++, todo);
+      return todo;
+    }),
+  );
+
+export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) =>
+  now(
+    claimed(claim, () => {
+      const current = state.todos.get(id);
+      if (current === undefined) return undefined;
+      const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
+      grow(listBytes(todo) - listBytes(current));
+      state.todos.set(id, todo);
+      return todo;
+    }),
+  );
+
+export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
+  now(
+    claimed(claim, () => {
+      const current = state.todos.get(id);
+      if (current === undefined) return undefined;
+      grow(-listBytes(current));
+      state.todos.delete(id);
+      return true as const;
+    }),
+  );
+
+/** The memory store as one TodoStore, for whatever takes a whole store (the tests, the bench). */
+export const memoryStore: TodoStore = { list, get, create, update, remove };

@@ -1,18 +1,5 @@
-import { memoryStore } from './memory-store';
+import * as memory from './memory-store';
 import type { TodoStore } from './todos';
-
-/** Defers loading a store until its first use, and loads it once. */
-function lazyStore(load: () => Promise<TodoStore>): TodoStore {
-  let loaded: Promise<TodoStore> | undefined;
-  const target = () => (loaded ??= load());
-  return {
-    list: async (deadline) => (await target()).list(deadline),
-    get: async (id, deadline) => (await target()).get(id, deadline),
-    create: async (title, deadline) => (await target()).create(title, deadline),
-    update: async (id, patch, deadline) => (await target()).update(id, patch, deadline),
-    remove: async (id, deadline) => (await target()).remove(id, deadline),
-  };
-}
 
 /**
  * The store every deployed handler uses, chosen by configuration: TODO_STORE is `memory`
@@ -21,9 +8,33 @@ function lazyStore(load: () => Promise<TodoStore>): TodoStore {
  *
  * serverless.yml also hands that value to esbuild as a constant. Comparing
  * `process.env.TODO_STORE` itself with a literal lets esbuild drop the branch it does not
- * take, so a memory-store bundle holds no DynamoDB code and loads no AWS SDK.
+ * take, so a memory-store bundle holds no DynamoDB code and loads no AWS SDK (the comparison
+ * must be written where the branch is: esbuild follows no constant, and a dynamic import left
+ * anywhere in a bundle makes it wrap every module). And each operation is exported on its own,
+ * so that a function's bundle holds only the one its handler calls.
  */
-export const store: TodoStore =
+const dynamoDbStore: () => Promise<TodoStore> =
   process.env.TODO_STORE === 'dynamodb'
-    ? lazyStore(async () => (await import('./dynamodb-store')).dynamoDbStoreFromEnv())
-    : memoryStore;
+    ? () => (loaded ??= import('./dynamodb-store').then((module) => module.dynamoDbStoreFromEnv()))
+    : () => Promise.reject(new Error('TODO_STORE is not dynamodb'));
+/** The DynamoDB store, loaded on first use and once. */
+let loaded: Promise<TodoStore> | undefined;
+
+export const list: TodoStore['list'] =
+  process.env.TODO_STORE === 'dynamodb' ? async (deadline) => (await dynamoDbStore()).list(deadline) : memory.list;
+export const get: TodoStore['get'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (id, deadline) => (await dynamoDbStore()).get(id, deadline)
+    : memory.get;
+export const create: TodoStore['create'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (title, options) => (await dynamoDbStore()).create(title, options)
+    : memory.create;
+export const update: TodoStore['update'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (id, patch, options) => (await dynamoDbStore()).update(id, patch, options)
+    : memory.update;
+export const remove: TodoStore['remove'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (id, options) => (await dynamoDbStore()).remove(id, options)
+    : memory.remove;

@@ -31,16 +31,45 @@ export const FIRST_NEW_ID = 3;
 export type Deadline = number;
 
 /**
+ * What a write with an Idempotency-Key claims (lib/idempotency.ts): the write and the claim are
+ * stored together or not at all, and a later request with the same key gets the first answer.
+ */
+export interface IdempotencyClaim {
+  /** The client's key, hashed. */
+  readonly key: string;
+  /** The request it came with (method, path and body), hashed: the key answers this request only. */
+  readonly fingerprint: string;
+  /** When the claim may be forgotten, in epoch milliseconds. */
+  readonly expiresAt: number;
+}
+
+export interface WriteOptions {
+  readonly deadline?: Deadline | undefined;
+  readonly claim?: IdempotencyClaim | undefined;
+}
+
+/** A write's result: what it wrote, or, for a retry of a keyed write, what the first one wrote. */
+export interface Written<T> {
+  readonly value: T;
+  /** True when this is the answer of an earlier request with the same Idempotency-Key. */
+  readonly replayed: boolean;
+}
+
+/**
  * Every store keeps list order (creation order), assigns ids from a counter that
- * never goes back, and answers `undefined`/`false` for an id that matches no record.
+ * never goes back, and answers `undefined` for an id that matches no record.
  * Async because every store worth swapping in (DynamoDB, say) does I/O; a store that does I/O
  * gives up by the deadline (StoreUnavailable) rather than answer after the caller has gone.
+ *
+ * Writes keep the list within MAX_LIST_BYTES (ListFull), and a write with a claim either is
+ * stored with it or, when the key was claimed before, answers what the first write answered
+ * (KeyReused when that was a different request).
  */
 export interface TodoStore {
   list(deadline?: Deadline): Promise<Todo[]>;
   get(id: number, deadline?: Deadline): Promise<Todo | undefined>;
   /** A new record always starts with completed = false. */
-  create(title: string, deadline?: Deadline): Promise<Todo>;
-  update(id: number, patch: TodoPatch, deadline?: Deadline): Promise<Todo | undefined>;
-  remove(id: number, deadline?: Deadline): Promise<boolean>;
+  create(title: string, options?: WriteOptions): Promise<Written<Todo>>;
+  update(id: number, patch: TodoPatch, options?: WriteOptions): Promise<Written<Todo> | undefined>;
+  remove(id: number, options?: WriteOptions): Promise<Written<true> | undefined>;
 }

@@ -1,10 +1,10 @@
 import { Bench, hrtimeNow } from 'tinybench';
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { createTodo } from '../../functions/createTodo';
-import { deleteTodo } from '../../functions/deleteTodo';
-import { getTodo } from '../../functions/getTodo';
-import { listTodos } from '../../functions/listTodos';
-import { updateTodo } from '../../functions/updateTodo';
+import { createTodo } from '../../harness/routes';
+import { deleteTodo } from '../../harness/routes';
+import { getTodo } from '../../harness/routes';
+import { listTodos } from '../../harness/routes';
+import { updateTodo } from '../../harness/routes';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { context, event } from '../../harness/event';
@@ -60,13 +60,13 @@ export async function warm(): Promise<Row[]> {
       .add('DELETE /todos/{id}', () => call(handlers.del, doomed), {
         // Untimed: a record to delete, so the store keeps its size.
         beforeEach: async () => {
-          doomed = event({ method: 'DELETE', id: String((await memoryStore.create(TITLE)).id) });
+          doomed = event({ method: 'DELETE', id: String((await memoryStore.create(TITLE)).value.id) });
         },
       })
       .add('POST /todos', () => call(handlers.post, postEvent), {
         // Untimed: delete what the call created (ids come in order), so the store keeps its size.
         beforeAll: async () => {
-          const probe = await memoryStore.create(TITLE);
+          const { value: probe } = await memoryStore.create(TITLE);
           await memoryStore.remove(probe.id);
           nextPostId = probe.id + 1;
         },

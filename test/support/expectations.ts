@@ -91,18 +91,32 @@ export function bodyOfBytes(bytes: number): string {
 }
 
 /** The one JSON line a request logs: every field, exactly (the body and title are never among them). */
-export function requestLogLine(fields: {
-  method: string;
-  route: string;
-  status: number;
-  requestId: unknown;
-  todoId?: unknown;
-}): unknown {
+export function requestLogLine(
+  fields: {
+    method: string;
+    route: string;
+    status: number;
+    requestId: unknown;
+    todoId?: unknown;
+  },
+  metrics: readonly string[] = [],
+): unknown {
   return {
     level: 'info',
     time: expect.any(Number),
     message: 'request',
     durationMs: expect.any(Number),
     ...fields,
+    ...(metrics.length === 0
+      ? {}
+      : {
+          _aws: {
+            Timestamp: expect.any(Number),
+            CloudWatchMetrics: [
+              { Namespace: expect.any(String), Dimensions: [[]], Metrics: metrics.map((Name) => ({ Name })) },
+            ],
+          },
+          ...Object.fromEntries(metrics.map((name) => [name, 1])),
+        }),
   };
 }

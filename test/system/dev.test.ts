@@ -61,7 +61,7 @@ describe('npm run dev', () => {
       const id = await created('made before the edit');
       expect((await plain.get('/todos/99999')).json()).toEqual({ error: 'Todo not found' });
 
-      edit('lib/http.ts', (source) => source.replace("'Todo not found'", "'Todo not found (edited)'"));
+      edit('lib/errors.ts', (source) => source.replace("'Todo not found'", "'Todo not found (edited)'"));
       await eventually(async () => JSON.stringify((await api.get('/todos/99999')).json()).includes('(edited)'), {
         within: REBUILD_WITHIN_MS,
         what: 'npm run dev serving the edit',

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { createTodo } from '../../functions/createTodo';
+import { createTodo } from '../../harness/routes';
 import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { deleteTodo } from '../../functions/deleteTodo';
+import { deleteTodo } from '../../harness/routes';
 import { event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';

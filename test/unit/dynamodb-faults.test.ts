@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createTodo } from '../../functions/createTodo';
-import { deleteTodo } from '../../functions/deleteTodo';
-import { getTodo } from '../../functions/getTodo';
+import { createTodo } from '../../harness/routes';
+import { deleteTodo } from '../../harness/routes';
+import { getTodo } from '../../harness/routes';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, startFaultProxy, type FaultProxy, type Match } from '../../harness/fault-proxy';
 import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb-client';
@@ -80,7 +80,7 @@ describe('seeding a new table', () => {
     await network.next(write);
     // ...while container B starts, seeds, and deletes record 1 for a client.
     const containerB = dynamoDbStore(table);
-    expect(await containerB.remove(1)).toBe(true);
+    expect((await containerB.remove(1))?.value).toBe(true);
     // Then A's seed lands.
     land();
     await firstRequestOnA;

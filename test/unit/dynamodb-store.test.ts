@@ -1,22 +1,24 @@
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { getTodo } from '../../functions/getTodo';
+import { getTodo } from '../../harness/routes';
 import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb-store';
 import { StoreUnavailable } from '../../lib/errors';
+import type { Written } from '../../lib/todos';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local-dynamodb';
 import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../../harness/event';
 import { freePort } from '../../harness/project';
 import { dynamoDbStore, freshTable } from '../support/stores';
 
 const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
+const values = <T>(results: Written<T>[]) => results.map((result) => result.value);
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
 describe('DynamoDB store under concurrency', () => {
   it('gives 100 parallel creates 100 distinct consecutive ids, all listed in order', async () => {
     const store = dynamoDbStore(await freshTable());
     const created = await Promise.all(range(0, 100).map((i) => store.create(`t${i}`)));
-    expect(ids(created).sort((a, b) => a - b)).toEqual(range(3, 100));
+    expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 100));
     expect(ids(await store.list())).toEqual([1, 2, ...range(3, 100)]);
   });
 
@@ -27,7 +29,7 @@ describe('DynamoDB store under concurrency', () => {
     const lists = await Promise.all(containers.map((store) => store.list()));
     for (const list of lists) expect(ids(list)).toEqual([1, 2]);
     const created = await Promise.all(containers.map((store, i) => store.create(`from ${i}`)));
-    expect(ids(created).sort((a, b) => a - b)).toEqual(range(3, 20));
+    expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 20));
   });
 
   it('never seeds a table twice: a deleted record 1 stays deleted after a restart, and the counter goes on', async () => {
@@ -38,13 +40,13 @@ describe('DynamoDB store under concurrency', () => {
     await before.remove(3);
     const after = dynamoDbStore(table);
     expect(ids(await after.list())).toEqual([2]);
-    expect((await after.create('four')).id).toBe(4);
+    expect((await after.create('four')).value.id).toBe(4);
   });
 
   it('never lets a PUT racing a DELETE resurrect the record', async () => {
     const store = dynamoDbStore(await freshTable());
     for (let round = 0; round < 25; round++) {
-      const { id } = await store.create(`race ${round}`);
+      const { id } = (await store.create(`race ${round}`)).value;
       // Both orders of sending: the DELETE first is the one that could resurrect.
       const [updated, removed] =
         round % 2 === 0
@@ -52,8 +54,8 @@ describe('DynamoDB store under concurrency', () => {
           : await Promise.all([store.remove(id), store.update(id, { completed: true })]).then(
               ([r, u]) => [u, r] as const,
             );
-      expect(removed).toBe(true);
-      expect(updated === undefined || updated.id === id).toBe(true);
+      expect(removed?.value).toBe(true);
+      expect(updated === undefined || updated.value.id === id).toBe(true);
       expect(await store.get(id)).toBeUndefined();
     }
     expect(ids(await store.list())).toEqual([1, 2]);

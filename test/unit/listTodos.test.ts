@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { listTodos } from '../../functions/listTodos';
+import { listTodos } from '../../harness/routes';
 import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';
@@ -16,7 +16,7 @@ describe.each(STORES)('GET /todos ($name store)', (fixture) => {
   it('answers 200 with the seeded records in list order, as JSON', async () => {
     const response = await invoke(handler, event());
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding' });
     expect(bodyOf(response)).toEqual([
       { id: 1, title: expect.any(String), completed: false },
       { id: 2, title: expect.any(String), completed: true },

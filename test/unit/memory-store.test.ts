@@ -4,7 +4,7 @@ import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 describe('memory store', () => {
   it('keeps its state on globalThis, so every bundled copy of this module shares it', async () => {
     resetMemoryStore();
-    const created = await memoryStore.create('shared');
+    const { value: created } = await memoryStore.create('shared');
     await jest.isolateModulesAsync(async () => {
       // A fresh copy of the module, as another function's bundle has.
       const copy = await import('../../lib/memory-store');
@@ -19,6 +19,6 @@ describe('memory store', () => {
     await memoryStore.remove(1);
     resetMemoryStore();
     expect((await memoryStore.list()).map((todo) => todo.id)).toEqual([1, 2]);
-    expect((await memoryStore.create('b')).id).toBe(3);
+    expect((await memoryStore.create('b')).value.id).toBe(3);
   });
 });

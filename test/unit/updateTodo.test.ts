@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { updateTodo } from '../../functions/updateTodo';
+import { updateTodo } from '../../harness/routes';
 import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';

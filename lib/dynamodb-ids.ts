@@ -1,0 +1,554 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { aborted, backoff, type DynamoDbSender } from './dynamodb-client';
+import {
+  COUNTER_KEY,
+  EXPIRES,
+  TODO_PARTITION,
+  cancellations,
+  claimPut,
+  outcomeKey,
+  replayOf,
+  type Counter,
+  type Item,
+  type TransactItem,
+} from './dynamodb-table';
+import { KeyReused, ListFull, StoreUnavailable } from './errors';
+import { MAX_LIST_BYTES, listBytes } from './list-size';
+import { log } from './log';
+import type { IdempotencyClaim, Todo, Written } from './todos';
+
+/**
+ * How POSTs get their ids, and their records written. Ids have no gaps and follow creation
+ * order, so a POST writes its record and moves the counter from n to n + 1 in one transaction,
+ * on condition that the counter still says n. That condition serializes every POST of every
+ * container on one item: containers that guess n at once all but one fail. On Lambda, where a
+ * container holds one request at a time, eight containers made 2.6 transactions a POST and
+ * sixteen ten (bench `fleet`), and POST throughput fell as Lambda scaled out.
+ *
+ * So POSTs that meet each other stop racing and are written together:
+ *
+ * - **Alone**, a container commits straight away, with the counter as it last saw it: one
+ *   transaction, as before. If someone else moved the counter, the cancellation carries the
+ *   counter as it is now (ReturnValuesOnConditionCheckFailure), and the container queues its
+ *   POSTs for a while (CONTENDED_FOR_MS).
+ * - **Queued**, a POST writes an intent (its title, its key if any) under the counter's partition,
+ *   sorted by time, and watches the queue with one Query that returns the counter and every
+ *   intent in order. The POST at the head commits all of them, in order, in one transaction: the
+ *   counter, each record, each intent deleted, and each intent's outcome (its record, a replay,
+ *   or a refusal) for its POST to read. The others find their intent gone at their next look and
+ *   read their outcome. So under contention a transaction writes many POSTs, and no POST's
+ *   transaction is bound to fail.
+ * - **A head that does not commit** (its container stalled, or crashed) is committed by the next
+ *   one in line after HEAD_LEASE_MS: nothing is lost, and its POST finds its outcome. A POST that
+ *   reaches its deadline takes its intent back first (a delete on condition that it is still
+ *   there): either it was not written, or it was, and the POST answers with its record.
+ *   Intents older than a request can live are dropped, unwritten, by whoever commits.
+ *
+ * Within one container (the emulator runs every request in one process) POSTs that arrive while
+ * a transaction is in flight go together in the next one: a batch (lib/dynamodb-store.ts).
+ */
+
+/** After a sign that other containers are writing too, queue POSTs for this long before trying alone again. */
+export const CONTENDED_FOR_MS = 1_000;
+/** How long the queue waits on a head that does not commit before the next one commits for it. */
+export const HEAD_LEASE_MS = 1_000;
+/** Intents older than this are from requests that have given up (the function's timeout): dropped. */
+export const INTENT_LIFETIME_MS = 10_000;
+/** The longest pause between two looks at the queue. */
+const MAX_WAIT_MS = 500;
+/** How much earlier than its deadline a queued POST takes its intent back, to answer in time. */
+const RETRACT_BEFORE_MS = 300;
+/** Intents one transaction takes: up to four actions each (record, intent, outcome, key) and the counter. */
+const MAX_INTENTS = 24;
+/** Titles one transaction takes: DynamoDB allows 4 MB, and each title is in a record and an intent. */
+const MAX_TITLE_BYTES = 1_500_000;
+
+/** A POST as the queue sees it. */
+export interface NewTodo {
+  readonly title: string;
+  readonly claim: IdempotencyClaim | undefined;
+}
+
+/** What became of a POST: its record, the answer its key replays, or a refusal. */
+export type Outcome = Written<Todo> | ListFull | KeyReused;
+
+/** An intent, as stored under the counter's partition. */
+interface Intent extends Item {
+  readonly id: number;
+  readonly uuid: string;
+  readonly title: string;
+  readonly claim?: IdempotencyClaim;
+}
+
+/** An outcome, as stored for a queued POST to read. */
+interface StoredOutcome {
+  readonly todo?: Todo;
+  readonly replayed?: boolean;
+  readonly refused?: 'full' | 'reused';
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  Promise.race([new Promise<void>((resolve) => setTimeout(resolve, ms)), aborted(signal)]);
+
+function toOutcome(stored: StoredOutcome): Outcome {
+  if (stored.refused === 'full') return new ListFull();
+  if (stored.refused === 'reused') return new KeyReused();
+  if (stored.todo === undefined) throw new Error('an outcome with no record');
+  return { value: stored.todo, replayed: stored.replayed === true };
+}
+
+/** A sort key for a new intent: the time, and a random part so that two at one millisecond differ. */
+const intentId = () => Date.now() * 1000 + Math.floor(Math.random() * 1000);
+
+export class IdAllocator {
+  /** The counter as this container last saw or left it. */
+  #known: Counter | undefined;
+  #contendedUntil = 0;
+  /** How long queued POSTs have been waiting for their outcome here; a guess until the first. */
+  #waitMs = 20;
+
+  constructor(
+    private readonly dynamo: DynamoDbSender,
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+    /** Counts the list once, for a table seeded before the list had a size. */
+    private readonly sizeList: (signal: AbortSignal) => Promise<void>,
+  ) {}
+
+  /** Tells the allocator the counter's state after the table was seeded or read. */
+  know(counter: Counter): void {
+    this.#known = counter;
+  }
+
+  /**
+   * Writes these POSTs' records with the next ids: in one transaction when this container is
+   * alone, in the queue otherwise. Each gets its outcome, in order.
+   */
+  async create(posts: readonly NewTodo[], signal: AbortSignal, deadline: number): Promise<Outcome[]> {
+    if (this.#known !== undefined && Date.now() >= this.#contendedUntil) {
+      const alone = await this.#alone(posts, signal, deadline);
+      if (alone !== undefined) return alone;
+    }
+    return Promise.all(posts.map((post) => this.#queued(post, signal, deadline)));
+  }
+
+  /** The fast path: one transaction, or undefined when another container moved the counter first. */
+  async #alone(posts: readonly NewTodo[], signal: AbortSignal, deadline: number): Promise<Outcome[] | undefined> {
+    const outcomes: (Outcome | undefined)[] = posts.map(() => undefined);
+    for (;;) {
+      const counter = this.#known;
+      if (counter === undefined) return undefined;
+      const open = posts.flatMap((post, i) => (outcomes[i] === undefined ? [{ post, i }] : []));
+      if (open.length === 0) return outcomes.filter((outcome) => outcome !== undefined);
+      const writes = open.map(({ post, i }, j) => ({
+        post,
+        i,
+        todo: { id: counter.next + j, title: post.title, completed: false },
+      }));
+      const todos = writes.map(({ todo }) => todo);
+      try {
+        await this.#transact(
+          [
+            this.#counterUpdate(counter, todos),
+            ...todos.map((todo) => this.#recordPut(todo)),
+            ...writes.flatMap(({ post, todo }) => claimPut(this.table, post.claim, todo)),
+          ],
+          signal,
+        );
+        this.#known = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
+        for (const { i, todo } of writes) outcomes[i] = { value: todo, replayed: false };
+      } catch (error) {
+        const reasons = cancellations(error);
+        if (reasons === undefined) throw error;
+        if (reasons.some(({ code }) => code === 'TransactionConflict')) {
+          await backoff(signal);
+          continue;
+        }
+        // A member whose key was claimed before gets the claim's answer.
+        const claimReasons = reasons.slice(1 + todos.length);
+        let settled = false;
+        for (const [k, { post, i }] of writes.filter(({ post }) => post.claim !== undefined).entries()) {
+          const reason = claimReasons[k];
+          const outcome =
+            reason?.code === 'ConditionalCheckFailed' && reason.item && replayOutcome(reason.item, post.claim);
+          if (!outcome) continue;
+          settled = true;
+          outcomes[i] = outcome;
+        }
+        const [counterReason] = reasons;
+        const now =
+          counterReason?.code === 'ConditionalCheckFailed' ? (counterReason.item as Counter | undefined) : undefined;
+        if (now === undefined) {
+          if (settled) continue;
+          throw error;
+        }
+        this.#known = now;
+        if (now.bytes === undefined) {
+          await this.sizeList(signal);
+          this.#known = undefined;
+          return undefined;
+        }
+        if (now.next !== counter.next) {
+          // Another container moved the counter: this one is not alone.
+          this.#contendedUntil = Date.now() + CONTENDED_FOR_MS;
+          if (outcomes.every((outcome) => outcome === undefined)) return undefined;
+          const rest = await Promise.all(open.map(({ post }) => this.#queued(post, signal, deadline)));
+          open.forEach(({ i }, j) => (outcomes[i] = rest[j]));
+          continue;
+        }
+        if (!settled) refuseWhatDoesNotFit(open, now, outcomes);
+      }
+    }
+  }
+
+  /** A queued POST: writes its intent and waits for it to be committed, committing the queue when at its head. */
+  async #queued(post: NewTodo, signal: AbortSignal, deadline: number): Promise<Outcome> {
+    const uuid = randomUUID();
+    let id = intentId();
+    for (;;) {
+      try {
+        await this.#send('PutItem', signal, (abortSignal) =>
+          this.db.send(
+            new PutCommand({
+              TableName: this.table,
+              Item: {
+                pk: COUNTER_KEY.pk,
+                id,
+                uuid,
+                title: post.title,
+                ...(post.claim && { claim: post.claim }),
+                [EXPIRES]: Math.ceil((Date.now() + INTENT_LIFETIME_MS) / 1000) + 60,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+            { abortSignal },
+          ),
+        );
+        break;
+      } catch (error) {
+        if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+        id = intentId();
+      }
+    }
+    const giveUp = new AbortController();
+    const retractAt = setTimeout(
+      () => {
+        giveUp.abort(
+          new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }),
+        );
+      },
+      deadline - RETRACT_BEFORE_MS - Date.now(),
+    );
+    try {
+      return await this.#waitFor(post, uuid, id, AbortSignal.any([signal, giveUp.signal]));
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // Near the deadline: take the intent back. Either it is gone (committed: answer with its
+      // record) or it is taken back (not written: the client may retry).
+      return await this.#retract(uuid, id, signal, error);
+    } finally {
+      clearTimeout(retractAt);
+    }
+  }
+
+  /**
+   * Waits for a queued POST's outcome: it looks at the queue (its intent gone means it was
+   * committed: its outcome is then read), and commits the queue when at its head, or when the
+   * head has not moved for HEAD_LEASE_MS. It looks about as often as queued POSTs have been
+   * waiting here: every look is a request of every waiting container.
+   */
+  async #waitFor(post: NewTodo, uuid: string, id: number, signal: AbortSignal): Promise<Outcome> {
+    const queued = Date.now();
+    let head: { id: number; since: number } | undefined;
+    for (;;) {
+      const { counter, intents } = await this.#queue(signal, false);
+      const now = Date.now();
+      const mine = intents.some((intent) => intent.uuid === uuid);
+      const coversMine = intents.length < MAX_INTENTS || (intents.at(-1)?.id ?? 0) > id;
+      if (!mine && coversMine) {
+        const outcome = await this.#outcome(uuid, signal, queued);
+        if (outcome === undefined) throw new Error('a queued POST left the queue with no outcome');
+        return outcome;
+      }
+      // A queue of more than one: others are writing too, and will be for a while.
+      if (intents.length > 1) this.#contendedUntil = now + CONTENDED_FOR_MS;
+      const first = intents[0];
+      if (first !== undefined && head?.id !== first.id) head = { id: first.id, since: now };
+      if (first?.uuid === uuid || (head !== undefined && now - head.since > HEAD_LEASE_MS)) {
+        // The head commits: it reads the queue again, with the titles it is to write, unless
+        // the queue is its own intent alone.
+        const full =
+          intents.length === 1 && first?.uuid === uuid
+            ? { counter, intents: [{ ...first, title: post.title, ...(post.claim && { claim: post.claim }) }] }
+            : await this.#queue(signal, true);
+        const outcome = await this.#commitQueue(full.counter, full.intents, uuid, signal);
+        if (outcome !== undefined) {
+          this.#learnWait(queued);
+          return outcome;
+        }
+        continue;
+      }
+      await sleep(Math.max(2, Math.min(MAX_WAIT_MS, this.#waitMs / 2)), signal);
+    }
+  }
+
+  #learnWait(queued: number): void {
+    this.#waitMs = 0.8 * this.#waitMs + 0.2 * (Date.now() - queued);
+  }
+
+  /** The counter and the intents in order, with their titles or not: one Query of the counter's partition. */
+  async #queue(signal: AbortSignal, titles: boolean): Promise<{ counter: Counter; intents: Intent[] }> {
+    const { Items = [] } = await this.#send('Query', signal, (abortSignal) =>
+      this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
+          ConsistentRead: true,
+          Limit: 1 + MAX_INTENTS,
+          ...(titles
+            ? {}
+            : {
+                ProjectionExpression: 'id, #uuid, #next, #bytes',
+                ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes' },
+              }),
+        }),
+        { abortSignal },
+      ),
+    );
+    const [counter, ...intents] = Items;
+    if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${this.table} has no id counter`);
+    this.#known = counter as Counter;
+    return { counter: counter as Counter, intents: intents as Intent[] };
+  }
+
+  /**
+   * Commits the queue, in order, in one transaction: each intent's record (or its refusal, or
+   * its key's replay), the intent deleted, and its outcome. Returns `mine`'s outcome when it was
+   * among them; undefined when the transaction lost to another, and the queue is to be read again.
+   */
+  async #commitQueue(
+    counter: Counter,
+    queue: readonly Intent[],
+    mine: string,
+    signal: AbortSignal,
+  ): Promise<Outcome | undefined> {
+    if (counter.bytes === undefined) {
+      await this.sizeList(signal);
+      return undefined;
+    }
+    const stale = Date.now() - INTENT_LIFETIME_MS;
+    const dropped = queue.filter((intent) => intent.id / 1000 < stale);
+    let titleBytes = 0;
+    const live = queue
+      .filter((intent) => intent.id / 1000 >= stale)
+      .filter((intent) => (titleBytes += Buffer.byteLength(intent.title)) <= MAX_TITLE_BYTES || intent.uuid === mine);
+    const refused = new Map<string, StoredOutcome>();
+    for (;;) {
+      const writes = live
+        .filter((intent) => !refused.has(intent.uuid))
+        .map((intent, j) => ({ intent, todo: { id: counter.next + j, title: intent.title, completed: false } }));
+      const todos = writes.map(({ todo }) => todo);
+      const outcomes = new Map<string, StoredOutcome>([
+        ...writes.map(({ intent, todo }): [string, StoredOutcome] => [intent.uuid, { todo }]),
+        ...refused,
+      ]);
+      const keyed = writes.filter(({ intent }) => intent.claim !== undefined);
+      const items: TransactItem[] = [
+        this.#counterUpdate(counter, todos),
+        ...todos.map((todo) => this.#recordPut(todo)),
+        ...keyed.flatMap(({ intent, todo }) => claimPut(this.table, intent.claim, todo)),
+        ...[...live, ...dropped].map((intent): TransactItem => ({
+          Delete: {
+            TableName: this.table,
+            Key: { pk: COUNTER_KEY.pk, id: intent.id },
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        })),
+        ...[...outcomes].map(([uuid, outcome]): TransactItem => ({
+          Put: {
+            TableName: this.table,
+            Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: Math.ceil(Date.now() / 1000) + 3600 },
+          },
+        })),
+      ];
+      try {
+        await this.#transact(items, signal);
+        log('debug', { message: 'commit', intents: live.length, dropped: dropped.length });
+        this.#known = { next: counter.next + todos.length, bytes: counter.bytes + bytesOf(todos) };
+        const stored = outcomes.get(mine);
+        return stored === undefined ? undefined : toOutcome(stored);
+      } catch (error) {
+        const reasons = cancellations(error);
+        if (reasons === undefined) throw error;
+        if (reasons.some(({ code }) => code === 'TransactionConflict')) {
+          await backoff(signal);
+          return undefined;
+        }
+        // An intent whose key was claimed before gets the claim's answer, or is refused.
+        const claimReasons = reasons.slice(1 + todos.length, 1 + todos.length + keyed.length);
+        let settled = false;
+        for (const [k, { intent }] of keyed.entries()) {
+          const reason = claimReasons[k];
+          const outcome =
+            reason?.code === 'ConditionalCheckFailed' && reason.item && replayOutcome(reason.item, intent.claim);
+          if (!outcome) continue;
+          settled = true;
+          refused.set(
+            intent.uuid,
+            outcome instanceof KeyReused ? { refused: 'reused' } : { todo: outcome.value, replayed: true },
+          );
+        }
+        const [counterReason] = reasons;
+        const now =
+          counterReason?.code === 'ConditionalCheckFailed' ? (counterReason.item as Counter | undefined) : undefined;
+        if (now !== undefined) {
+          this.#known = now;
+          // Someone else committed first: read the queue again.
+          if (now.next !== counter.next) return undefined;
+          if (!settled) {
+            // The list has no room for them all: refuse, in order, those that do not fit.
+            let room = MAX_LIST_BYTES - (now.bytes ?? 0);
+            for (const { intent, todo } of writes) {
+              const size = listBytes(todo);
+              if (size <= room) room -= size;
+              else refused.set(intent.uuid, { refused: 'full' });
+            }
+          }
+          continue;
+        }
+        if (settled) continue;
+        // An intent taken back, or committed by another: read the queue again.
+        if (reasons.some(({ code }, i) => code === 'ConditionalCheckFailed' && i > todos.length)) return undefined;
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * A queued POST's outcome, once its intent is committed (undefined until then); and how long
+   * it waited since `queued`, which times the next POSTs' looks.
+   */
+  async #outcome(uuid: string, signal: AbortSignal, queued: number): Promise<Outcome | undefined> {
+    const { Item } = await this.#send('GetItem', signal, (abortSignal) =>
+      this.db.send(new GetCommand({ TableName: this.table, Key: outcomeKey(uuid), ConsistentRead: true }), {
+        abortSignal,
+      }),
+    );
+    if (Item === undefined) return undefined;
+    this.#learnWait(queued);
+    return toOutcome(Item as StoredOutcome);
+  }
+
+  /** Takes an intent back, unless it was committed meanwhile: then its outcome. */
+  async #retract(uuid: string, id: number, signal: AbortSignal, reason: unknown): Promise<Outcome> {
+    try {
+      await this.#send('DeleteItem', signal, (abortSignal) =>
+        this.db.send(
+          new DeleteCommand({
+            TableName: this.table,
+            Key: { pk: COUNTER_KEY.pk, id },
+            ConditionExpression: 'attribute_exists(pk)',
+          }),
+          { abortSignal },
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+      const outcome = await this.#outcome(uuid, signal, Date.now());
+      if (outcome !== undefined) return outcome;
+      throw new Error('a queued POST left the queue with no outcome', { cause: error });
+    }
+    throw reason;
+  }
+
+  /** The counter's part of a transaction that writes `todos`: conditional on no one having moved it, and on room in the list. */
+  #counterUpdate(counter: Counter, todos: readonly Todo[]): TransactItem {
+    const bytes = bytesOf(todos);
+    return {
+      Update: {
+        TableName: this.table,
+        Key: COUNTER_KEY,
+        UpdateExpression: 'SET #next = :after, #bytes = #bytes + :bytes',
+        ConditionExpression: '#next = :first AND #bytes <= :room',
+        ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes' },
+        ExpressionAttributeValues: {
+          ':first': counter.next,
+          ':after': counter.next + todos.length,
+          ':bytes': bytes,
+          ':room': MAX_LIST_BYTES - bytes,
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    };
+  }
+
+  #recordPut(todo: Todo): TransactItem {
+    return {
+      Put: {
+        TableName: this.table,
+        Item: { pk: TODO_PARTITION, ...todo },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    };
+  }
+
+  #send<T extends { $metadata: { attempts?: number } }>(
+    operation: string,
+    signal: AbortSignal,
+    request: (abortSignal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return this.dynamo.send(operation, signal, request);
+  }
+
+  /** One transaction with a token of its own, which the SDK's retries of it share (lib/dynamodb-store.ts). */
+  async #transact(items: TransactItem[], signal: AbortSignal): Promise<void> {
+    const token = randomUUID();
+    await this.dynamo.send('TransactWriteItems', signal, (abortSignal) =>
+      this.db.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: token }), { abortSignal }),
+    );
+  }
+}
+
+const bytesOf = (todos: readonly Todo[]) => todos.reduce((sum, todo) => sum + listBytes(todo), 0);
+
+/**
+ * The answer a claimed key keeps, as an outcome: its replay, or KeyReused; undefined when the
+ * claim has just expired (the write may then claim the key anew).
+ */
+function replayOutcome(kept: Item, claim: IdempotencyClaim | undefined): Written<Todo> | KeyReused | undefined {
+  try {
+    const replay = replayOf(kept, claim);
+    return replay?.value && { value: replay.value, replayed: true };
+  } catch (error) {
+    if (error instanceof KeyReused) return error;
+    throw error;
+  }
+}
+
+/** With the list as `counter` has it, refuses (ListFull) each open POST, in order, that would not fit. */
+function refuseWhatDoesNotFit(
+  open: readonly { post: NewTodo; i: number }[],
+  counter: Counter,
+  outcomes: (Outcome | undefined)[],
+): void {
+  let room = MAX_LIST_BYTES - (counter.bytes ?? 0);
+  let id = counter.next;
+  for (const { post, i } of open) {
+    const size = listBytes({ id, title: post.title });
+    if (size <= room) {
+      room -= size;
+      id++;
+    } else {
+      outcomes[i] = new ListFull();
+    }
+  }
+}
