@@ -48,6 +48,13 @@ const config: Config = {
       testMatch: ['<rootDir>/test/system/**/*.test.ts'],
     },
     {
+      // The shipped zips as AWS runs them: containers, a gateway, DynamoDB Local (harness/fleet.ts).
+      displayName: 'fleet',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/fleet/**/*.test.ts'],
+    },
+    {
       // Tests that need programs from outside npm (Chromium, the AWS CLI): `npm run test:external`,
       // which .ci/run runs after installing them. `npm test` leaves them out.
       displayName: 'external',

@@ -21,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   dynamodbColdStart: async () => (await import('./sections/dynamodb-cold-start')).dynamodbColdStart,
   dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
   fleet: async () => (await import('./sections/fleet')).fleet,
+  exactlyOnce: async () => (await import('./sections/exactly-once')).exactlyOnce,
 };
 
 /** Sections run only when named: the emulator rather than the service, or long runs. */

@@ -42,7 +42,9 @@ export type Fault =
   /** Pass it on, then keep the answer back for `ms`: past the SDK's request timeout, say. */
   | { readonly delayAnswerMs: number }
   /** Pass it on, and once it is applied close the connection instead of answering. */
-  | { readonly dropAnswer: true };
+  | { readonly dropAnswer: true }
+  /** Do not pass it on: answer this instead, as DynamoDB would (a TransactionConflict, say). */
+  | { readonly answerWith: (request: SeenRequest) => { readonly status: number; readonly body: unknown } };
 
 interface Rule {
   readonly match: Match;
@@ -57,6 +59,13 @@ export interface FaultProxy {
   inject(match: Match, fault: Fault, times?: number): void;
   /** Resolves with the first request from now on that `match`es, once the proxy has it. */
   next(match: Match): Promise<SeenRequest>;
+  /**
+   * Resolves with the first request from now on that `match`es once DynamoDB has answered it
+   * (whether or not its client still listens): a held write has landed.
+   */
+  landed(match: Match): Promise<SeenRequest>;
+  /** Drops every fault injected so far: the network is healthy again. */
+  heal(): void;
   /** Holds every request from now on without answering it: a store that is frozen. */
   freeze(): void;
   /** Every request so far, in order of arrival. */
@@ -69,6 +78,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const agent = new Agent({ keepAlive: true });
   const rules: Rule[] = [];
   const watchers: { match: Match; resolve: (request: SeenRequest) => void }[] = [];
+  const landings: { match: Match; resolve: (request: SeenRequest) => void }[] = [];
   const seen: SeenRequest[] = [];
   const sockets = new Set<Socket>();
   let frozen = false;
@@ -95,6 +105,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     if (rule) rule.times--;
     const fault = rule?.fault;
     if (fault && 'holdRequest' in fault) await fault.holdRequest.catch(() => undefined);
+    if (fault && 'answerWith' in fault) {
+      const { status, body: answerBody } = fault.answerWith(seenRequest);
+      answer.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(answerBody));
+      return;
+    }
 
     const upstreamAnswer = await new Promise<IncomingMessage>((resolve, reject) => {
       const outgoing = forward(
@@ -113,6 +128,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     });
     const answerChunks: Buffer[] = [];
     for await (const chunk of upstreamAnswer) answerChunks.push(chunk as Buffer);
+    for (const landing of landings.filter(({ match }) => match(seenRequest))) {
+      landings.splice(landings.indexOf(landing), 1);
+      landing.resolve(seenRequest);
+    }
 
     if (fault && 'dropAnswer' in fault) {
       incoming.socket.destroy();
@@ -145,6 +164,12 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     next(match) {
       return new Promise((resolve) => watchers.push({ match, resolve }));
     },
+    landed(match) {
+      return new Promise((resolve) => landings.push({ match, resolve }));
+    },
+    heal() {
+      rules.length = 0;
+    },
     freeze() {
       frozen = true;
     },
@@ -154,5 +179,29 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       agent.destroy();
       await once(server, 'close');
     },
+  };
+}
+
+/**
+ * What DynamoDB answers a transaction that another transaction holds up: cancelled, with
+ * TransactionConflict for the actions `conflicting` picks (by index) and None for the others.
+ * DynamoDB Local runs transactions one at a time and never answers this; the real service does.
+ */
+export function transactionConflict(conflicting: (index: number, count: number) => boolean) {
+  return (request: SeenRequest) => {
+    const { TransactItems = [] } = JSON.parse(request.body) as { TransactItems?: unknown[] };
+    const codes = TransactItems.map((_item, i) =>
+      conflicting(i, TransactItems.length) ? 'TransactionConflict' : 'None',
+    );
+    return {
+      status: 400,
+      body: {
+        __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+        Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${codes.join(', ')}]`,
+        CancellationReasons: codes.map((Code) =>
+          Code === 'None' ? { Code } : { Code, Message: 'Transaction is ongoing for the item' },
+        ),
+      },
+    };
   };
 }

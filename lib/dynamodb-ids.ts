@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -16,11 +15,12 @@ import {
   claimPut,
   outcomeKey,
   replayOf,
+  toTodo,
   type Counter,
   type Item,
   type TransactItem,
 } from './dynamodb-table';
-import { KeyReused, ListFull, StoreUnavailable } from './errors';
+import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from './errors';
 import { MAX_LIST_BYTES, listBytes } from './list-size';
 import { log } from './log';
 import type { IdempotencyClaim, Todo, Written } from './todos';
@@ -92,7 +92,8 @@ interface Intent extends Item {
 interface StoredOutcome {
   readonly todo?: Todo;
   readonly replayed?: boolean;
-  readonly refused?: 'full' | 'reused';
+  /** Not written: no room in the list; its key came with another request; its POST gave up. */
+  readonly refused?: 'full' | 'reused' | 'withdrawn';
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -101,9 +102,17 @@ const sleep = (ms: number, signal: AbortSignal) =>
 function toOutcome(stored: StoredOutcome): Outcome {
   if (stored.refused === 'full') return new ListFull();
   if (stored.refused === 'reused') return new KeyReused();
+  if (stored.refused === 'withdrawn') throw new StoreUnavailable('the POST was withdrawn before it was written');
   if (stored.todo === undefined) throw new Error('an outcome with no record');
-  return { value: stored.todo, replayed: stored.replayed === true };
+  // DynamoDB keeps a map's fields in no order: the record is rebuilt as it was answered.
+  return { value: toTodo(stored.todo as unknown as Item), replayed: stored.replayed === true };
 }
+
+/** How long a queued POST's outcome is kept for it to read: well past any request's deadline. */
+const OUTCOME_LIFETIME_S = 3600;
+
+/** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from now. */
+const expiresIn = (seconds: number) => Math.ceil(Date.now() / 1000) + seconds;
 
 /** A sort key for a new intent: the time, and a random part so that two at one millisecond differ. */
 const intentId = () => Date.now() * 1000 + Math.floor(Math.random() * 1000);
@@ -133,15 +142,43 @@ export class IdAllocator {
    * alone, in the queue otherwise. Each gets its outcome, in order.
    */
   async create(posts: readonly NewTodo[], signal: AbortSignal, deadline: number): Promise<Outcome[]> {
-    if (this.#known !== undefined && Date.now() >= this.#contendedUntil) {
-      const alone = await this.#alone(posts, signal, deadline);
+    // A batch of several is a container with many requests at once (the emulator): its one
+    // transaction writes them all, so it races for the counter rather than queue each.
+    const batch = posts.length > 1;
+    if (batch || (this.#known !== undefined && Date.now() >= this.#contendedUntil)) {
+      const alone = await this.#alone(posts, signal, deadline, batch);
       if (alone !== undefined) return alone;
     }
     return Promise.all(posts.map((post) => this.#queued(post, signal, deadline)));
   }
 
-  /** The fast path: one transaction, or undefined when another container moved the counter first. */
-  async #alone(posts: readonly NewTodo[], signal: AbortSignal, deadline: number): Promise<Outcome[] | undefined> {
+  /**
+   * The fast path: one transaction, or undefined when another container moved the counter
+   * first (a batch that `race`s tries again instead). At the deadline, a key that another
+   * request with it kept busy to the end is a KeyInFlight: the other's answer is not known yet.
+   */
+  async #alone(
+    posts: readonly NewTodo[],
+    signal: AbortSignal,
+    deadline: number,
+    race: boolean,
+  ): Promise<Outcome[] | undefined> {
+    const key = { contended: false };
+    try {
+      return await this.#writeAlone(posts, signal, deadline, race, () => (key.contended = true));
+    } catch (error) {
+      if (key.contended && signal.aborted) throw new KeyInFlight();
+      throw error;
+    }
+  }
+
+  async #writeAlone(
+    posts: readonly NewTodo[],
+    signal: AbortSignal,
+    deadline: number,
+    race: boolean,
+    contended: () => void,
+  ): Promise<Outcome[] | undefined> {
     const outcomes: (Outcome | undefined)[] = posts.map(() => undefined);
     for (;;) {
       const counter = this.#known;
@@ -169,6 +206,7 @@ export class IdAllocator {
         const reasons = cancellations(error);
         if (reasons === undefined) throw error;
         if (reasons.some(({ code }) => code === 'TransactionConflict')) {
+          if (reasons.slice(1 + todos.length).some(({ code }) => code === 'TransactionConflict')) contended();
           await backoff(signal);
           continue;
         }
@@ -197,7 +235,12 @@ export class IdAllocator {
           return undefined;
         }
         if (now.next !== counter.next) {
-          // Another container moved the counter: this one is not alone.
+          // Another container moved the counter: this one is not alone. A batch tries again at
+          // once with the counter as it is now (the cancellation carried it).
+          if (race) {
+            await backoff(signal);
+            continue;
+          }
           this.#contendedUntil = Date.now() + CONTENDED_FOR_MS;
           if (outcomes.every((outcome) => outcome === undefined)) return undefined;
           const rest = await Promise.all(open.map(({ post }) => this.#queued(post, signal, deadline)));
@@ -225,7 +268,7 @@ export class IdAllocator {
                 uuid,
                 title: post.title,
                 ...(post.claim && { claim: post.claim }),
-                [EXPIRES]: Math.ceil((Date.now() + INTENT_LIFETIME_MS) / 1000) + 60,
+                [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60),
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
@@ -253,7 +296,7 @@ export class IdAllocator {
       if (signal.aborted) throw error;
       // Near the deadline: take the intent back. Either it is gone (committed: answer with its
       // record) or it is taken back (not written: the client may retry).
-      return await this.#retract(uuid, id, signal, error);
+      return await this.#retract(uuid, signal, error);
     } finally {
       clearTimeout(retractAt);
     }
@@ -346,10 +389,14 @@ export class IdAllocator {
       return undefined;
     }
     const stale = Date.now() - INTENT_LIFETIME_MS;
-    const dropped = queue.filter((intent) => intent.id / 1000 < stale);
+    let dropped = queue.filter((intent) => intent.id / 1000 < stale);
     let titleBytes = 0;
-    const live = queue
+    // A transaction may touch an item once: of intents with one key, the first goes now, and the
+    // others in a later commit, which finds the key claimed and answers them with its replay.
+    const keys = new Set<string>();
+    let live = queue
       .filter((intent) => intent.id / 1000 >= stale)
+      .filter((intent) => !intent.claim || (!keys.has(intent.claim.key) && keys.add(intent.claim.key)))
       .filter((intent) => (titleBytes += Buffer.byteLength(intent.title)) <= MAX_TITLE_BYTES || intent.uuid === mine);
     const refused = new Map<string, StoredOutcome>();
     for (;;) {
@@ -426,7 +473,17 @@ export class IdAllocator {
           continue;
         }
         if (settled) continue;
-        // An intent taken back, or committed by another: read the queue again.
+        // Intents whose POST has an outcome already (withdrawn, or written before): deleted, unwritten.
+        const outcomeReasons = reasons.slice(items.length - outcomes.size);
+        const done = [...outcomes.keys()].filter((_uuid, k) => outcomeReasons[k]?.code === 'ConditionalCheckFailed');
+        if (done.length > 0) {
+          if (done.includes(mine)) return this.#outcome(mine, signal, Date.now());
+          live = live.filter((intent) => !done.includes(intent.uuid));
+          dropped = [...dropped, ...queue.filter((intent) => done.includes(intent.uuid))];
+          for (const uuid of done) refused.delete(uuid);
+          continue;
+        }
+        // An intent committed by another meanwhile: read the queue again.
         if (reasons.some(({ code }, i) => code === 'ConditionalCheckFailed' && i > todos.length)) return undefined;
         throw error;
       }
@@ -448,15 +505,20 @@ export class IdAllocator {
     return toOutcome(Item as StoredOutcome);
   }
 
-  /** Takes an intent back, unless it was committed meanwhile: then its outcome. */
-  async #retract(uuid: string, id: number, signal: AbortSignal, reason: unknown): Promise<Outcome> {
+  /**
+   * Takes a queued POST back, unless it was committed meanwhile (then its outcome): by writing
+   * its outcome first, as "withdrawn", on condition that it has none. A commit then leaves its
+   * intent unwritten, wherever it is: still queued, or written again by a copy of its put that
+   * the network kept back (lib/dynamodb-ids.ts, #commitQueue).
+   */
+  async #retract(uuid: string, signal: AbortSignal, reason: unknown): Promise<Outcome> {
     try {
-      await this.#send('DeleteItem', signal, (abortSignal) =>
+      await this.#send('PutItem', signal, (abortSignal) =>
         this.db.send(
-          new DeleteCommand({
+          new PutCommand({
             TableName: this.table,
-            Key: { pk: COUNTER_KEY.pk, id },
-            ConditionExpression: 'attribute_exists(pk)',
+            Item: { ...outcomeKey(uuid), refused: 'withdrawn', [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S) },
+            ConditionExpression: 'attribute_not_exists(pk)',
           }),
           { abortSignal },
         ),

@@ -150,6 +150,10 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   update(id: number, patch: TodoPatch, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo> | undefined> {
+    // Nothing to change: the answer is the record as it is, and no key is claimed.
+    if (patch.title === undefined && patch.completed === undefined) {
+      return this.get(id, deadline).then((todo) => todo && written(todo));
+    }
     return this.#call(deadline, async (signal) => {
       const done = await this.#rewrite(id, claim, signal, (current) => {
         const todo: Todo = {
@@ -157,8 +161,6 @@ export class DynamoDbTodoStore implements TodoStore {
           title: patch.title ?? current.title,
           completed: patch.completed ?? current.completed,
         };
-        // Nothing to write: the answer is the record as it is.
-        if (patch.title === undefined && patch.completed === undefined) return { todo };
         const condition = atVersion(current.v);
         return {
           todo,
@@ -240,17 +242,33 @@ export class DynamoDbTodoStore implements TodoStore {
     id: number,
     claim: IdempotencyClaim | undefined,
     signal: AbortSignal,
-    change: (current: TodoItem) => { todo: Todo; growth?: number; write?: TransactItem },
+    change: (current: TodoItem) => { todo: Todo; growth: number; write: TransactItem },
+  ): Promise<Written<Todo | undefined> | undefined> {
+    const key = { contended: false };
+    try {
+      return await this.#rewriting(id, claim, signal, change, () => (key.contended = true));
+    } catch (error) {
+      // At the deadline, a key that another request with it kept busy to the end is a 409: the
+      // other's answer is not known yet, and the client is to ask again.
+      if (key.contended && signal.aborted) throw new KeyInFlight();
+      throw error;
+    }
+  }
+
+  async #rewriting(
+    id: number,
+    claim: IdempotencyClaim | undefined,
+    signal: AbortSignal,
+    change: (current: TodoItem) => { todo: Todo; growth: number; write: TransactItem },
+    contended: () => void,
   ): Promise<Written<Todo | undefined> | undefined> {
     let current = (await this.#getItem(todoKey(id), signal)) as TodoItem | undefined;
-    let keyContended = false;
     for (;;) {
       if (current === undefined) {
         const kept = claim && (await this.#getItem(claimKey(claim.key), signal));
         return kept && replayOf(kept, claim);
       }
-      const { todo, growth = 0, write } = change(current);
-      if (write === undefined) return written<Todo | undefined>(todo);
+      const { todo, growth, write } = change(current);
       const items = [write, ...this.#sizeChange(growth), ...claimPut(this.table, claim, todo)];
       try {
         await this.#transact(items, signal);
@@ -266,8 +284,8 @@ export class DynamoDbTodoStore implements TodoStore {
           continue;
         }
         if (reasons.some(({ code }) => code === 'TransactionConflict')) {
-          keyContended ||= claimReason?.code === 'TransactionConflict';
-          await this.#backoff(signal, keyContended);
+          if (claimReason?.code === 'TransactionConflict') contended();
+          await backoff(signal);
           current = (await this.#getItem(todoKey(id), signal)) as TodoItem | undefined;
           continue;
         }
@@ -306,16 +324,6 @@ export class DynamoDbTodoStore implements TodoStore {
         },
       },
     ];
-  }
-
-  /** A pause after a TransactionConflict; at the deadline, a key still contended is a 409, not a 503. */
-  async #backoff(signal: AbortSignal, keyContended: boolean): Promise<void> {
-    try {
-      await backoff(signal);
-    } catch (error) {
-      if (keyContended) throw new KeyInFlight();
-      throw error;
-    }
   }
 
   /** Seeds the table once per container; a failed seed is tried again by the next request. */
@@ -411,7 +419,14 @@ export class DynamoDbTodoStore implements TodoStore {
             else if (outcome !== undefined) pending.resolve(outcome);
           });
         } catch (error) {
-          for (const pending of batch) pending.reject(error);
+          // A key contended to the end is a 409 for the POSTs with a key; the others timed out.
+          for (const pending of batch) {
+            pending.reject(
+              error instanceof KeyInFlight && !pending.claim
+                ? new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true })
+                : error,
+            );
+          }
         }
       }
     } finally {

@@ -124,5 +124,6 @@ export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Writt
   const kept = item as unknown as ClaimItem;
   if (claim === undefined || kept[EXPIRES] * 1000 <= Date.now()) return undefined;
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-  return { value: kept.todo, replayed: true };
+  // DynamoDB keeps a map's fields in no order: the record is rebuilt as it was answered.
+  return { value: kept.todo && toTodo(kept.todo as unknown as Item), replayed: true };
 }

@@ -118,8 +118,13 @@ export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {})
     }),
   );
 
-export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) =>
-  now(
+export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) => {
+  // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
+  if (patch.title === undefined && patch.completed === undefined) {
+    const current = state.todos.get(id);
+    return now(current && { value: current, replayed: false });
+  }
+  return now(
     claimed(claim, () => {
       const current = state.todos.get(id);
       if (current === undefined) return undefined;
@@ -129,6 +134,7 @@ export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions =
       return todo;
     }),
   );
+};
 
 export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
   now(

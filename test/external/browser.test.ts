@@ -32,6 +32,11 @@ async function useTheApi(api: string) {
   const deleted = await fetch(`${api}/todos/${todo.id}`, { method: 'DELETE' });
   const gone = await fetch(`${api}/todos/${todo.id}`);
   const malformed = await fetch(`${api}/todos`, { method: 'POST', headers: json, body: '{"title":' });
+  // A keyed POST sent twice: the preflight must allow the Idempotency-Key header, and the page
+  // must be able to read Idempotent-Replayed.
+  const keyed = { ...json, 'idempotency-key': `"${crypto.randomUUID()}"` };
+  const keyedFirst = await fetch(`${api}/todos`, { method: 'POST', headers: keyed, body: '{"title":"keyed"}' });
+  const keyedAgain = await fetch(`${api}/todos`, { method: 'POST', headers: keyed, body: '{"title":"keyed"}' });
   return {
     created: { status: created.status, location, body: todo },
     read: { status: read.status, body: await read.json() },
@@ -40,6 +45,16 @@ async function useTheApi(api: string) {
     deleted: { status: deleted.status, type: deleted.headers.get('content-type'), text: await deleted.text() },
     gone: { status: gone.status, body: await gone.json() },
     malformed: { status: malformed.status, body: await malformed.json() },
+    keyedFirst: {
+      status: keyedFirst.status,
+      replayed: keyedFirst.headers.get('idempotent-replayed'),
+      body: await keyedFirst.text(),
+    },
+    keyedAgain: {
+      status: keyedAgain.status,
+      replayed: keyedAgain.headers.get('idempotent-replayed'),
+      body: await keyedAgain.text(),
+    },
   };
 }
 
@@ -67,7 +82,7 @@ describe('the API from a page on another origin, in Chromium', () => {
     await api?.stop();
   });
 
-  it('creates, reads, updates, lists and deletes, and reads Location, "Deleted" and the errors', async () => {
+  it('creates, reads, updates, lists and deletes, reads Location, "Deleted" and the errors, and retries a keyed POST', async () => {
     if (browser === undefined || site === undefined || api === undefined) throw new Error('not started');
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
@@ -81,6 +96,8 @@ describe('the API from a page on another origin, in Chromium', () => {
       deleted: { status: 200, type: 'text/plain; charset=utf-8', text: 'Deleted' },
       gone: { status: 404, body: { error: 'Todo not found' } },
       malformed: { status: 400, body: { error: expect.any(String) } },
+      keyedFirst: { status: 201, replayed: null, body: expect.stringContaining('"title":"keyed"') },
+      keyedAgain: { status: 201, replayed: 'true', body: seen.keyedFirst.body },
     });
   });
 });

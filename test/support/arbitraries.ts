@@ -1,5 +1,14 @@
 import fc from 'fast-check';
-import { BODY_LIMIT, HttpCommand, adoptSeedTitles, type IdRef, type Model, type Real } from './model';
+import {
+  BODY_LIMIT,
+  HttpCommand,
+  RetryCommand,
+  adoptSeedTitles,
+  type IdRef,
+  type KeyRef,
+  type Model,
+  type Real,
+} from './model';
 
 /**
  * The random input of the property tests: which ids commands aim at, titles, bodies valid and
@@ -115,13 +124,26 @@ const updateBody: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 2, arbitrary: notAnObject },
 );
 
+/** Idempotency-Keys: none mostly; one of a run's three, so that keys meet again; or a malformed one. */
+const keyRef: fc.Arbitrary<KeyRef | undefined> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(undefined) },
+  { weight: 4, arbitrary: fc.nat(2).map((pick): KeyRef => ({ kind: 'run', pick })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('unquoted', '""', `"${'k'.repeat(256)}"`, '"é"', '"a"b"', '"a","b"')
+      .map((value): KeyRef => ({ kind: 'raw', value })),
+  },
+);
+
 export const commands = fc.commands(
   [
     fc.constant(new HttpCommand('GET', undefined, undefined)),
     idRef.map((ref) => new HttpCommand('GET', ref, undefined)),
-    createBody.map((body) => new HttpCommand('POST', undefined, body)),
-    fc.tuple(idRef, updateBody).map(([ref, body]) => new HttpCommand('PUT', ref, body)),
-    idRef.map((ref) => new HttpCommand('DELETE', ref, undefined)),
+    fc.tuple(createBody, keyRef).map(([body, key]) => new HttpCommand('POST', undefined, body, key)),
+    fc.tuple(idRef, updateBody, keyRef).map(([ref, body, key]) => new HttpCommand('PUT', ref, body, key)),
+    fc.tuple(idRef, keyRef).map(([ref, key]) => new HttpCommand('DELETE', ref, undefined, key)),
+    fc.nat().map((pick) => new RetryCommand(pick)),
   ],
   { maxCommands: 25 },
 );

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from '@jest/globals';
 import type fc from 'fast-check';
 import type { Method } from '../../harness/event';
@@ -15,6 +16,8 @@ export interface Request {
   /** undefined for /todos; otherwise the `{id}` path value, decoded. */
   readonly id?: string;
   readonly body?: string;
+  /** The Idempotency-Key header's value, as sent. */
+  readonly key?: string;
 }
 
 export interface Reply {
@@ -23,6 +26,8 @@ export interface Reply {
   readonly mediaType: string;
   /** Parsed JSON, or the text for text/plain. */
   readonly body: unknown;
+  /** Whether it said `Idempotent-Replayed: true`. */
+  readonly replayed: boolean;
 }
 
 /** How a command reaches the service: through the handlers, or over HTTP. */
@@ -39,6 +44,12 @@ export interface Model {
   nextId: number;
   /** Ids the model has seen deleted, to aim commands at. */
   deleted: number[];
+  /** Each claimed Idempotency-Key: the request it came with, and the reply it got. */
+  claims: Map<string, { request: string; reply: Reply }>;
+  /** Keyed requests sent so far, as sent: a retry sends one of them again. */
+  sent: Request[];
+  /** Makes this run's keys its own, on a service that outlives runs. */
+  keyPrefix: string;
 }
 
 export interface Real {
@@ -55,12 +66,20 @@ export function seededModel(): Model {
     ],
     nextId: 3,
     deleted: [],
+    claims: new Map(),
+    sent: [],
+    keyPrefix: randomUUID(),
   };
 }
 
 // ---- The contract, restated -------------------------------------------------------------
 
-const json = (status: number, body: unknown): Reply => ({ status, mediaType: 'application/json', body });
+const json = (status: number, body: unknown): Reply => ({
+  status,
+  mediaType: 'application/json',
+  body,
+  replayed: false,
+});
 const anyError = (status: number) => json(status, { error: expect.any(String) });
 const NOT_FOUND = json(404, { error: 'Todo not found' });
 
@@ -87,8 +106,56 @@ function indexOf(model: Model, id: string | undefined): number {
 
 const own = (object: Record<string, unknown>, key: string) => (Object.hasOwn(object, key) ? object[key] : undefined);
 
-/** What the service must answer, applying the request to the model. */
+/**
+ * The draft's key: an sf-string of printable ASCII in double quotes (a quote or backslash in it
+ * escaped with a backslash), here of 1 to 255 characters.
+ */
+const KEY = /^"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\]){1,255}"$/;
+
+/** SPEC.md §4 and the README: a path value that is a positive whole number may name a record. */
+const mayNameARecord = (id: string | undefined) => Number.isSafeInteger(Number(id)) && Number(id) >= 1;
+
+/**
+ * What the service must answer, applying the request to the model, with its Idempotency-Key
+ * (README, "Retrying"): the key is checked first, then the body, then the id; a request that
+ * changes nothing (a 404, an empty PUT) is answered as without its key; otherwise a key claimed
+ * before answers its first reply again (422 for another request), and a write claims its key.
+ * GET takes no key.
+ */
 export function expectedReply(model: Model, request: Request): Reply {
+  const { key } = request;
+  if (key === undefined || request.method === 'GET') return replyTo(model, request);
+  if (!KEY.test(key)) return anyError(400);
+  // What the request gets without its key, tried on a copy: a refusal before any store is asked.
+  const alone = replyTo(copyOf(model), request);
+  const emptyPut = request.method === 'PUT' && (alone.status === 200 || alone.status === 404) && !changes(request.body);
+  const earlyRefusal =
+    alone.status === 400 || alone.status === 413 || (alone.status === 404 && !mayNameARecord(request.id));
+  if (earlyRefusal || emptyPut) return replyTo(model, request);
+  const fingerprint = JSON.stringify([request.method, request.id, request.body]);
+  const claim = model.claims.get(key);
+  if (claim !== undefined) {
+    return claim.request === fingerprint ? { ...claim.reply, replayed: true } : anyError(422);
+  }
+  const reply = replyTo(model, request);
+  if (reply.status === 200 || reply.status === 201) model.claims.set(key, { request: fingerprint, reply });
+  return reply;
+}
+
+const copyOf = (model: Model): Model => ({
+  ...structuredClone({ todos: model.todos, nextId: model.nextId, deleted: model.deleted }),
+  claims: new Map(),
+  sent: [],
+  keyPrefix: model.keyPrefix,
+});
+
+/** A PUT body that asks for a change: a JSON object with a title or a completed. */
+function changes(body: string | undefined): boolean {
+  const parsed = JSON.parse(body ?? '{}') as Record<string, unknown>;
+  return Object.hasOwn(parsed, 'title') || Object.hasOwn(parsed, 'completed');
+}
+
+function replyTo(model: Model, request: Request): Reply {
   if (request.method === 'GET' && request.id === undefined) return json(200, model.todos);
   if (request.method === 'GET') {
     const index = indexOf(model, request.id);
@@ -99,7 +166,7 @@ export function expectedReply(model: Model, request: Request): Reply {
     if (index < 0) return NOT_FOUND;
     const [removed] = model.todos.splice(index, 1);
     if (removed) model.deleted.push(removed.id);
-    return { status: 200, mediaType: 'text/plain', body: 'Deleted' };
+    return { status: 200, mediaType: 'text/plain', body: 'Deleted', replayed: false };
   }
   const parsed = parseBody(request.body);
   if ('reply' in parsed) return parsed.reply;
@@ -159,6 +226,27 @@ export function adoptSeedTitles(model: Model, list: unknown): void {
   }
 }
 
+/** Which Idempotency-Key a command carries: one of this run's few, or a value as it is (a malformed one, say). */
+export type KeyRef = { kind: 'run'; pick: number } | { kind: 'raw'; value: string };
+
+function resolveKey(model: Model, ref: KeyRef): string {
+  return ref.kind === 'run' ? `"${model.keyPrefix}-${ref.pick}"` : ref.value;
+}
+
+/** Sends `request`, checks the reply and the whole list against the model's, and keeps a keyed request for a retry. */
+async function exchange(model: Model, real: Real, request: Request, label: string): Promise<void> {
+  const expected = expectedReply(model, request);
+  const actual = await real.send(request);
+  expect({ request: label, ...actual }).toEqual({ request: label, ...expected });
+  const list = await real.send({ method: 'GET' });
+  expect({ after: label, ...list }).toEqual({ after: label, ...json(200, model.todos) });
+  if (request.key !== undefined) model.sent.push(request);
+}
+
+const describeRequest = ({ method, id, body, key }: Request) =>
+  `${method} /todos${id === undefined ? '' : `/${id}`}${key === undefined ? '' : ` [Idempotency-Key: ${key}]`}` +
+  (body === undefined ? '' : ` ${body.length > 120 ? `${body.slice(0, 120)}… (${body.length} chars)` : body}`);
+
 export class HttpCommand implements fc.AsyncCommand<Model, Real> {
   #resolved = '';
 
@@ -166,6 +254,7 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
     readonly method: Method,
     readonly idRef: IdRef | undefined,
     readonly body: string | undefined,
+    readonly keyRef?: KeyRef,
   ) {}
 
   check(): boolean {
@@ -178,23 +267,42 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
       method: this.method,
       ...(id === undefined ? {} : { id }),
       ...(this.body === undefined ? {} : { body: this.body }),
+      ...(this.keyRef === undefined ? {} : { key: resolveKey(model, this.keyRef) }),
     };
-    this.#resolved = `${this.method} /todos${id === undefined ? '' : `/${id}`}`;
-    const expected = expectedReply(model, request);
-    const actual = await real.send(request);
-    expect({ request: this.#resolved, ...actual }).toEqual({ request: this.#resolved, ...expected });
-    const list = await real.send({ method: 'GET' });
-    expect({ after: this.#resolved, ...list }).toEqual({ after: this.#resolved, ...json(200, model.todos) });
+    this.#resolved = describeRequest(request);
+    await exchange(model, real, request, this.#resolved);
   }
 
   toString(): string {
-    const target =
-      this.#resolved || `${this.method} ${this.idRef === undefined ? '/todos' : JSON.stringify(this.idRef)}`;
-    const body =
-      this.body === undefined
-        ? ''
-        : ` ${this.body.length > 120 ? `${this.body.slice(0, 120)}… (${this.body.length} chars)` : this.body}`;
-    return `${target}${body}`;
+    return (
+      this.#resolved ||
+      describeRequest({
+        method: this.method,
+        ...(this.body === undefined ? {} : { body: this.body }),
+      })
+    );
+  }
+}
+
+/** A client's retry: a keyed request sent earlier, sent again exactly. */
+export class RetryCommand implements fc.AsyncCommand<Model, Real> {
+  #resolved = '';
+
+  constructor(readonly pick: number) {}
+
+  check(model: Readonly<Model>): boolean {
+    return model.sent.length > 0;
+  }
+
+  async run(model: Model, real: Real): Promise<void> {
+    const request = model.sent[this.pick % model.sent.length];
+    if (request === undefined) throw new Error('no keyed request to retry');
+    this.#resolved = `retry: ${describeRequest(request)}`;
+    await exchange(model, real, request, this.#resolved);
+  }
+
+  toString(): string {
+    return this.#resolved || `retry #${this.pick}`;
   }
 }
 
@@ -205,11 +313,28 @@ export async function modelOfLiveState(send: Send): Promise<Model> {
   const { id } = probe.body as { id: number };
   await send({ method: 'DELETE', id: String(id) });
   const list = await send({ method: 'GET' });
-  return { todos: structuredClone(list.body) as ModelTodo[], nextId: id + 1, deleted: [id] };
+  return {
+    todos: structuredClone(list.body) as ModelTodo[],
+    nextId: id + 1,
+    deleted: [id],
+    claims: new Map(),
+    sent: [],
+    keyPrefix: randomUUID(),
+  };
 }
 
 /** Turns what the service answered into a Reply: media type without parameters, JSON parsed. */
-export function toReply(status: number, contentType: string | null | undefined, text: string): Reply {
+export function toReply(
+  status: number,
+  contentType: string | null | undefined,
+  text: string,
+  replayedHeader: string | null | undefined,
+): Reply {
   const mediaType = (contentType ?? '').split(';')[0]?.trim() ?? '';
-  return { status, mediaType, body: mediaType === 'application/json' ? (JSON.parse(text) as unknown) : text };
+  return {
+    status,
+    mediaType,
+    body: mediaType === 'application/json' ? (JSON.parse(text) as unknown) : text,
+    replayed: replayedHeader === 'true',
+  };
 }

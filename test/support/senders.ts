@@ -7,26 +7,36 @@ import { toReply, type Send } from './model';
 /** Sends model requests straight to the five handlers, as API Gateway would route them. */
 export function handlerSender(store: TodoStore): Send {
   const handlers = handlersOn(store);
-  return async ({ method, id, body }) => {
+  return async ({ method, id, body, key }) => {
     const name = functionFor(method, id !== undefined);
     if (name === undefined) throw new Error(`no route for ${method}`);
     const response = await invoke(
       handlers[name],
-      event({ method, ...(id === undefined ? {} : { id }), ...(body === undefined ? {} : { rawBody: body }) }),
+      event({
+        method,
+        ...(id === undefined ? {} : { id }),
+        ...(body === undefined ? {} : { rawBody: body }),
+        ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }),
+      }),
     );
-    return toReply(response.statusCode ?? 200, response.headers?.['content-type']?.toString(), response.body ?? '');
+    return toReply(
+      response.statusCode ?? 200,
+      response.headers?.['content-type']?.toString(),
+      response.body ?? '',
+      response.headers?.['idempotent-replayed']?.toString(),
+    );
   };
 }
 
 /** Sends model requests over HTTP to a running server. */
 export function httpSender(api: ApiClient): Send {
-  return async ({ method, id, body }) => {
+  return async ({ method, id, body, key }) => {
     const path = id === undefined ? '/todos' : `/todos/${encodeURIComponent(id)}`;
-    const response = await api.request(
-      method,
-      path,
-      body === undefined ? {} : { rawBody: body, headers: { 'content-type': 'application/json' } },
-    );
-    return toReply(response.status, response.contentType, response.text);
+    const headers = {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    };
+    const response = await api.request(method, path, { ...(body === undefined ? {} : { rawBody: body }), headers });
+    return toReply(response.status, response.contentType, response.text, response.headers.get('idempotent-replayed'));
   };
 }

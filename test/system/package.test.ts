@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { EXPIRES } from '../../lib/dynamodb-table';
 import { tableDefinition } from '../../scripts/local-dynamodb';
 import { functionZips, servicePackage, type Packaged } from '../../harness/package';
 
@@ -150,14 +151,28 @@ describe('a bare `serverless package`, as a bare `serverless deploy` ships it', 
     expect(packaged('dynamodb').resources.HttpApiLogGroup?.Properties).toMatchObject({ RetentionInDays: 14 });
   });
 
-  it('lets a browser on any origin read Location, and keep a preflight’s answer', () => {
+  it('lets a browser on any origin send an Idempotency-Key, read Location and Idempotent-Replayed, and keep a preflight’s answer', () => {
     expect(resource('AWS::ApiGatewayV2::Api')).toMatchObject({
       CorsConfiguration: {
         AllowOrigins: ['*'],
-        ExposeHeaders: ['Location'],
+        AllowHeaders: ['Content-Type', 'Idempotency-Key'],
+        ExposeHeaders: ['Location', 'Idempotent-Replayed'],
         MaxAge: 86400,
       },
     });
+  });
+
+  it('lets DynamoDB delete Idempotency-Keys and queued POSTs once they expire (time to live on `expires`)', () => {
+    expect(resource('AWS::DynamoDB::Table')).toMatchObject({
+      // The attribute the store writes (lib/dynamodb-table.ts).
+      TimeToLiveSpecification: { AttributeName: EXPIRES, Enabled: true },
+    });
+  });
+
+  it('tells the functions their stage’s namespace for the service’s own metrics', () => {
+    for (const fn of ofType(packaged('dynamodb'), 'AWS::Lambda::Function')) {
+      expect(fn.Properties.Environment).toMatchObject({ Variables: { TODO_METRICS_NAMESPACE: 'todo-api/dev' } });
+    }
   });
 
   it(

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * A concurrent mixed workload against a running API, every request and answer kept, and the
+ * checks of what the whole history allows: the tests run it on the fleet, with and without
+ * faults, and the bench counts what it finds (`npm run bench -- exactlyOnce`).
+ *
+ * Each client works on records of its own, one request at a time, so the last answer it got for
+ * a record says what that record holds, unless a request after it failed: then the record may
+ * hold what that one asked for, or not. Titles are unique per logical request, so two records
+ * with one title are a request written twice.
+ */
+
+export interface WorkloadOptions {
+  /** Clients sending at once, each one request at a time. */
+  readonly clients: number;
+  /** Requests each client sends (retries not counted). */
+  readonly requestsPerClient: number;
+  /** Send an Idempotency-Key with every write, and send it again after a failure. */
+  readonly keyed: boolean;
+  /** Times a keyed write is sent again after a 503, a 5xx or a lost connection. */
+  readonly retries: number;
+  /** Makes titles and keys unique to this run. */
+  readonly tag?: string;
+  /** What a client may send: by default a mix of all five operations. */
+  readonly only?: 'POST';
+}
+
+export interface Exchange {
+  readonly client: number;
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  /** What the request asked a record to hold (a POST's or PUT's title, or completed). */
+  readonly asked?: { readonly title?: string; readonly completed?: boolean };
+  /** The answers of each attempt: the status (0: no answer at all) and the body. */
+  readonly attempts: readonly { readonly status: number; readonly body: string }[];
+}
+
+export interface WorkloadReport {
+  readonly history: readonly Exchange[];
+  /** GET /todos at the end. */
+  readonly final: readonly { id: number; title: string; completed: boolean }[];
+  /** Every way the history and the final list disagree with the contract; empty when none. */
+  readonly problems: string[];
+  /** How many answers of each status, over every attempt. */
+  readonly statuses: Record<string, number>;
+  /** Titles stored more than once: a request written twice. */
+  readonly duplicates: number;
+  /** Records that hold something no acknowledged write left them with. */
+  readonly wrongValues: number;
+}
+
+interface Owned {
+  id: number;
+  title: string;
+  completed: boolean;
+  /** Values a failed write may have left, after the last acknowledged one. */
+  maybe: { title?: string; completed?: boolean }[];
+  deleted: 'no' | 'yes' | 'maybe';
+}
+
+const last = <T>(items: readonly T[]): T | undefined => items[items.length - 1];
+
+export async function runWorkload(url: string, options: WorkloadOptions): Promise<WorkloadReport> {
+  const tag = options.tag ?? randomUUID().slice(0, 8);
+  const history: Exchange[] = [];
+  const listsSeen: number[][] = [];
+  const owned: Owned[][] = Array.from({ length: options.clients }, () => []);
+
+  async function send(
+    client: number,
+    method: Exchange['method'],
+    path: string,
+    body: unknown,
+    asked: Exchange['asked'],
+  ): Promise<Exchange> {
+    const key = options.keyed && method !== 'GET' ? `"${tag}-${randomUUID()}"` : undefined;
+    const attempts: { status: number; body: string }[] = [];
+    for (let attempt = 0; attempt <= (key === undefined ? 0 : options.retries); attempt++) {
+      try {
+        const response = await fetch(`${url}${path}`, {
+          method,
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(key === undefined ? {} : { 'idempotency-key': key }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        attempts.push({ status: response.status, body: await response.text() });
+      } catch {
+        attempts.push({ status: 0, body: '' });
+      }
+      const status = last(attempts)?.status ?? 0;
+      if (status !== 0 && status < 500) break;
+    }
+    const exchange: Exchange = { client, method, path, ...(asked === undefined ? {} : { asked }), attempts };
+    history.push(exchange);
+    return exchange;
+  }
+
+  async function client(index: number): Promise<void> {
+    const mine = owned[index] ?? [];
+    for (let n = 0; n < options.requestsPerClient; n++) {
+      const alive = mine.filter((record) => record.deleted === 'no');
+      const target = alive[Math.floor(Math.random() * alive.length)];
+      const roll = options.only === 'POST' || target === undefined ? 0 : Math.random();
+      if (roll < 0.4) {
+        const title = `${tag}-c${index}-${n}`;
+        const exchange = await send(index, 'POST', '/todos', { title }, { title });
+        const answer = last(exchange.attempts);
+        if (answer?.status === 201) {
+          const todo = JSON.parse(answer.body) as { id: number };
+          mine.push({ id: todo.id, title, completed: false, maybe: [], deleted: 'no' });
+        }
+      } else if (target !== undefined && roll < 0.65) {
+        const change = Math.random() < 0.5 ? { title: `${tag}-c${index}-${n}-put` } : { completed: !target.completed };
+        const exchange = await send(index, 'PUT', `/todos/${target.id}`, change, change);
+        const status = last(exchange.attempts)?.status;
+        if (status === 200) {
+          Object.assign(target, change);
+          target.maybe = [];
+        } else {
+          target.maybe.push(change);
+        }
+      } else if (target !== undefined && roll < 0.75) {
+        const exchange = await send(index, 'DELETE', `/todos/${target.id}`, undefined, undefined);
+        target.deleted = last(exchange.attempts)?.status === 200 ? 'yes' : 'maybe';
+      } else if (target !== undefined && roll < 0.9) {
+        await send(index, 'GET', `/todos/${target.id}`, undefined, undefined);
+      } else {
+        const exchange = await send(index, 'GET', '/todos', undefined, undefined);
+        const answer = last(exchange.attempts);
+        if (answer?.status === 200)
+          listsSeen.push((JSON.parse(answer.body) as { id: number }[]).map((todo) => todo.id));
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: options.clients }, (_, i) => client(i)));
+  const final = (await (await fetch(`${url}/todos`)).json()) as { id: number; title: string; completed: boolean }[];
+
+  const problems: string[] = [];
+  const statuses: Record<string, number> = {};
+  for (const exchange of history)
+    for (const { status } of exchange.attempts) statuses[status] = (statuses[status] ?? 0) + 1;
+  const created = history
+    .filter((exchange) => exchange.method === 'POST' && last(exchange.attempts)?.status === 201)
+    .map((exchange) => JSON.parse(last(exchange.attempts)?.body ?? '{}') as { id: number; title: string });
+  const createdIds = created.map((todo) => todo.id);
+  if (new Set(createdIds).size !== createdIds.length) problems.push('an id was answered to two POSTs');
+  // Ids are consecutive from the first created: every id is a 201's or a listed record's.
+  const known = new Set([...createdIds, ...final.map((todo) => todo.id)]);
+  const lowest = Math.min(...known);
+  const highest = Math.max(...known);
+  const gaps: number[] = [];
+  for (let id = lowest; id <= highest; id++) if (!known.has(id)) gaps.push(id);
+  if (gaps.length > 0) problems.push(`${gaps.length} ids skipped: ${gaps.slice(0, 10).join(', ')}`);
+  // A title is a request: two records with it are one request written twice.
+  const byTitle = new Map<string, Set<number>>();
+  for (const todo of [...created, ...final]) {
+    const base = todo.title.replace(/-put$/, '');
+    if (!base.startsWith(tag)) continue;
+    byTitle.set(todo.title, (byTitle.get(todo.title) ?? new Set()).add(todo.id));
+  }
+  const duplicates = [...byTitle.values()].filter((ids) => ids.size > 1).length;
+  if (duplicates > 0) problems.push(`${duplicates} requests stored twice`);
+  // The final list holds what the history implies.
+  const listed = new Map(final.map((todo) => [todo.id, todo]));
+  let wrongValues = 0;
+  for (const record of owned.flat()) {
+    const found = listed.get(record.id);
+    if (record.deleted === 'yes' && found !== undefined)
+      problems.push(`record ${record.id} is listed after its DELETE`);
+    if (record.deleted === 'no' && found === undefined) problems.push(`record ${record.id} is missing`);
+    if (found === undefined) continue;
+    const allowedTitles = new Set([record.title, ...record.maybe.flatMap((change) => change.title ?? [])]);
+    const allowedCompleted = new Set([record.completed, ...record.maybe.flatMap((change) => change.completed ?? [])]);
+    if (!allowedTitles.has(found.title) || !allowedCompleted.has(found.completed)) {
+      wrongValues++;
+      problems.push(`record ${record.id} holds ${JSON.stringify(found)}, which no acknowledged write left it with`);
+    }
+  }
+  // Lists are in id order.
+  for (const ids of [...listsSeen, final.map((todo) => todo.id)]) {
+    if (ids.some((id, i) => i > 0 && id <= (ids[i - 1] ?? 0))) problems.push('a list out of id order');
+  }
+  const unexpected = Object.keys(statuses).filter((status) => Number(status) >= 500 && status !== '503');
+  if (unexpected.length > 0) problems.push(`answers ${unexpected.join(', ')}`);
+  return { history, final, problems, statuses, duplicates, wrongValues };
+}

@@ -1,0 +1,207 @@
+import { gunzipSync } from 'node:zlib';
+import { request as httpRequest } from 'node:http';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FaultProxy } from '../../harness/fault-proxy';
+import { startFleet, type Fleet } from '../../harness/fleet';
+import { runWorkload } from '../../harness/history';
+import { LAMBDA_NODE_VERSION } from '../../harness/lambda-node';
+import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
+import { servicePackage, type Packaged } from '../../harness/package';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
+import { testDynamoDbEndpoint } from '../support/stores';
+
+/**
+ * The zips that `serverless package` ships, as AWS runs them (harness/fleet.ts): each function a
+ * pool of single-invocation containers on Node 22, each with its own store and counter, behind an
+ * HTTP API gateway, on DynamoDB Local through a fault proxy. What holds here holds where the
+ * emulator, one process for all five functions, cannot show it.
+ */
+
+/** Packaging (about 5 s idle) and, on the first run of a machine, installing Node 22 (185 MB). */
+const PREPARE_WITHIN_MS = 300_000;
+/** A workload of a few hundred requests; with faults, each costs the SDK's 2 s timeout now and then. */
+const WORKLOAD_WITHIN_MS = 180_000;
+
+let packaged: Packaged;
+beforeAll(async () => {
+  packaged = await servicePackage([]);
+}, PREPARE_WITHIN_MS);
+
+let fleets: Fleet[] = [];
+async function fleet(caps: Record<string, number> = {}): Promise<Fleet> {
+  const started = await startFleet({ packaged, dynamoDbEndpoint: testDynamoDbEndpoint(), caps, logLevel: 'warn' });
+  fleets.push(started);
+  return started;
+}
+afterEach(async () => {
+  await Promise.all(fleets.map((started) => started.stop()));
+  fleets = [];
+});
+
+/**
+ * The network faults of a bad day, between every container and DynamoDB: answers that come
+ * after the SDK has given up (it sends the request again), answers lost after the write was
+ * applied, and requests held up and landing late.
+ */
+function badDay(network: FaultProxy): void {
+  network.inject(() => Math.random() < 0.03, { delayAnswerMs: 2_200 }, Infinity);
+  network.inject(() => Math.random() < 0.02, { dropAnswer: true }, Infinity);
+  network.inject(
+    () => Math.random() < 0.02,
+    { holdRequest: new Promise((resolve) => setTimeout(resolve, 2_600)) },
+    Infinity,
+  );
+}
+
+/** GET /todos as raw bytes, with the Accept-Encoding given. */
+function rawList(
+  url: string,
+  acceptEncoding: string,
+): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${url}/todos`, { headers: { 'accept-encoding': acceptEncoding } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const encoding = response.headers['content-encoding'];
+        resolve({ status: response.statusCode ?? 0, encoding, body: Buffer.concat(chunks) });
+      });
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('the fleet', () => {
+  it(`runs the functions on Lambda's Node, ${LAMBDA_NODE_VERSION}, where this platform has it`, async () => {
+    const started = await fleet();
+    if (started.node.fallback === undefined) expect(started.node.version).toBe(`v${LAMBDA_NODE_VERSION}`);
+    else expect(started.node.version).toBe(process.version);
+    expect((await fetch(`${started.url}/todos/1`)).status).toBe(200);
+    expect(started.stats('getTodo')).toMatchObject({ containers: 1, coldStarts: 1, invocations: 1 });
+  });
+
+  it(
+    'answers a concurrent mixed workload as its whole history allows: ids unique and without gaps, nothing written twice or lost, deletes kept, lists in order',
+    async () => {
+      const started = await fleet();
+      const report = await runWorkload(started.url, { clients: 16, requestsPerClient: 25, keyed: false, retries: 0 });
+      expect(report.problems).toEqual([]);
+      expect(report.statuses['201']).toBeGreaterThan(50);
+      expect(started.stats('createTodo').containers).toBeGreaterThan(1);
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+
+  it(
+    'answers the same workload under the faults of a bad day, its writes keyed and retried, as its history allows',
+    async () => {
+      const started = await fleet();
+      badDay(started.proxy);
+      const report = await runWorkload(started.url, { clients: 12, requestsPerClient: 20, keyed: true, retries: 3 });
+      started.proxy.heal();
+      expect(report.problems).toEqual([]);
+      expect(report.duplicates).toBe(0);
+      expect(report.wrongValues).toBe(0);
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+
+  it(
+    'stores every title of 200 keyed POSTs, sent again up to 3 times on a bad day, exactly once',
+    async () => {
+      const started = await fleet({ createTodo: 16 });
+      badDay(started.proxy);
+      const report = await runWorkload(started.url, {
+        clients: 16,
+        requestsPerClient: 13,
+        keyed: true,
+        retries: 3,
+        only: 'POST',
+      });
+      started.proxy.heal();
+      const posts = report.history.filter((exchange) => exchange.method === 'POST');
+      expect(posts.length).toBeGreaterThanOrEqual(200);
+      // Every POST got its 201 in the end, and every title is stored once.
+      expect(posts.filter((exchange) => exchange.attempts.at(-1)?.status !== 201)).toEqual([]);
+      const titles = posts.map((exchange) => exchange.asked?.title);
+      for (const title of titles) expect(report.final.filter((todo) => todo.title === title)).toHaveLength(1);
+      expect(report.problems).toEqual([]);
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+
+  it('seeds a new table once when a cold fleet gets 40 requests at once', async () => {
+    const started = await fleet();
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0
+          ? fetch(`${started.url}/todos`).then(async (response) => ({
+              status: response.status,
+              body: await response.json(),
+            }))
+          : fetch(`${started.url}/todos`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ title: `cold ${i}` }),
+            }).then(async (response) => ({ status: response.status, body: await response.json() })),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status !== 200 && answer.status !== 201)).toEqual([]);
+    const final = (await (await fetch(`${started.url}/todos`)).json()) as { id: number }[];
+    expect(final.map((todo) => todo.id)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    expect(started.stats('listTodos').coldStarts + started.stats('createTodo').coldStarts).toBeGreaterThan(2);
+  });
+
+  it(
+    'keeps GET /todos answerable past 6 MB of titles: POSTs past the limit get 409, and the list answers 200 with and without gzip',
+    async () => {
+      const started = await fleet();
+      const title = 'x'.repeat(60_000);
+      const statuses: number[] = [];
+      for (let i = 0; i < 110; i += 10) {
+        const batch = await Promise.all(
+          Array.from({ length: 10 }, () =>
+            fetch(`${started.url}/todos`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ title }),
+            }).then((response) => response.status),
+          ),
+        );
+        statuses.push(...batch);
+      }
+      expect(statuses.filter((status) => status === 201).length).toBeGreaterThan(90);
+      expect(statuses.filter((status) => status !== 201).every((status) => status === 409)).toBe(true);
+      expect(statuses).toContain(409);
+      for (const encoding of ['identity', 'gzip']) {
+        const list = await rawList(started.url, encoding);
+        expect(list.status).toBe(200);
+        const text = list.encoding === 'gzip' ? gunzipSync(list.body).toString('utf8') : list.body.toString('utf8');
+        expect(Buffer.byteLength(text)).toBeLessThanOrEqual(MAX_LIST_BYTES);
+      }
+      const answers = started.records().filter((record) => record.routeKey === 'GET /todos');
+      for (const record of answers) expect(record.responseBytes).toBeLessThanOrEqual(RESPONSE_LIMIT_BYTES);
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+
+  it(
+    'performs exactly the DynamoDB actions its IAM role grants, on its table only',
+    async () => {
+      const started = await fleet();
+      await runWorkload(started.url, { clients: 12, requestsPerClient: 20, keyed: true, retries: 0 });
+      const role = Object.values(packaged.resources).find((resource) => resource.Type === 'AWS::IAM::Role');
+      const statements = (
+        role?.Properties.Policies as { PolicyDocument: { Statement: { Action: string[]; Resource: unknown }[] } }[]
+      ).flatMap((policy) => policy.PolicyDocument.Statement);
+      const granted = statements.filter((statement) => JSON.stringify(statement.Resource).includes('TodosTable'));
+      const grantedActions = new Set(granted.flatMap((statement) => statement.Action));
+      const performed = started.dynamoDbActions();
+      expect([...performed].filter((action) => !grantedActions.has(action))).toEqual([]);
+      expect([...grantedActions].filter((action) => !performed.has(action)).sort()).toEqual([]);
+      for (const statement of granted) expect(statement.Resource).toEqual({ 'Fn::GetAtt': ['TodosTable', 'Arn'] });
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+});

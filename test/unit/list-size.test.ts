@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { bodyOf, event, invoke } from '../../harness/event';
+import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
+import { handlersOn } from '../../harness/routes';
+import type { HttpResponse } from '../../lib/http';
+import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
+import type { TodoStore } from '../../lib/todos';
+import { JSON_TYPE } from '../support/expectations';
+import { STORES } from '../support/stores';
+
+/**
+ * GET /todos answers the whole list in one Lambda answer, which Lambda refuses past 6,291,556
+ * bytes (API Gateway then answers every caller 500). So writes that would take the list past
+ * MAX_LIST_BYTES are refused with a 409, and the list is gzip-compressed for a client that takes it.
+ */
+
+/** The size of a Lambda answer carrying `response`: what Lambda holds to its limit. */
+const lambdaAnswerBytes = (response: HttpResponse) => Buffer.byteLength(JSON.stringify(response));
+
+/** The largest title a body may carry: 65,536 bytes of body less `{"title":""}`. */
+const BIG_TITLE = 'x'.repeat(65_536 - 12);
+
+describe('the size a record adds to the list (listBytes)', () => {
+  it('is exactly what it adds to the list’s JSON inside a Lambda answer, whatever the title', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ title: fc.string({ unit: 'binary', maxLength: 40 }), completed: fc.boolean() }), {
+          maxLength: 20,
+        }),
+        (records) => {
+          const todos = records.map((record, i) => ({ id: i + 1, ...record }));
+          const answer = JSON.stringify(JSON.stringify(todos));
+          // The string's quotes, and `[` and `]` around the records, less the comma after the last.
+          const counted = todos.reduce((sum, todo) => sum + listBytes(todo), 0) + (todos.length === 0 ? 4 : 3);
+          // `completed: true` is a byte shorter than the `false` it is counted as.
+          expect(Buffer.byteLength(answer)).toBeLessThanOrEqual(counted);
+          expect(Buffer.byteLength(answer)).toBeGreaterThanOrEqual(counted - todos.length);
+        },
+      ),
+    );
+  });
+});
+
+describe.each(STORES)('a list at its size limit ($name store)', (fixture) => {
+  let store: TodoStore;
+  let handlers: ReturnType<typeof handlersOn>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    handlers = handlersOn(store);
+  });
+
+  /** POSTs of the largest title until one is refused; the ids created. */
+  async function fill(): Promise<number[]> {
+    const ids: number[] = [];
+    for (;;) {
+      const response = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: BIG_TITLE } }));
+      if (response.statusCode !== 201) {
+        expect(response.statusCode).toBe(409);
+        expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
+        expect(bodyOf(response)).toEqual({
+          error: `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`,
+        });
+        return ids;
+      }
+      ids.push((bodyOf(response) as { id: number }).id);
+    }
+  }
+
+  it('refuses the POST that would take it past the limit, and GET /todos still fits Lambda’s answer', async () => {
+    const ids = await fill();
+    expect(ids.length).toBeGreaterThan(80);
+    const list = await invoke(handlers.listTodos, event({ headers: { 'accept-encoding': 'identity' } }));
+    expect(list.statusCode).toBe(200);
+    expect(Buffer.byteLength(list.body ?? '')).toBeLessThanOrEqual(MAX_LIST_BYTES);
+    expect(lambdaAnswerBytes(list)).toBeLessThanOrEqual(RESPONSE_LIMIT_BYTES);
+    // A short title still fits, if there is room for it; a refused POST used up no id.
+    const next = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: '' } }));
+    if (next.statusCode === 201) expect(bodyOf(next)).toMatchObject({ id: (ids.at(-1) ?? 0) + 1 });
+  }, 120_000);
+
+  it('refuses a PUT that would grow a title past the limit, and changes nothing; a DELETE makes room again', async () => {
+    const ids = await fill();
+    const small = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: '' } }));
+    const id = small.statusCode === 201 ? (bodyOf(small) as { id: number }).id : 1;
+    const before = await store.get(id);
+    const grown = await invoke(
+      handlers.updateTodo,
+      event({ method: 'PUT', id: String(id), body: { title: BIG_TITLE } }),
+    );
+    expect(grown.statusCode).toBe(409);
+    expect(await store.get(id)).toEqual(before);
+    // completed alone never changes the size.
+    const completed = await invoke(
+      handlers.updateTodo,
+      event({ method: 'PUT', id: String(id), body: { completed: true } }),
+    );
+    expect(completed.statusCode).toBe(200);
+    expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(ids[0]) }))).statusCode).toBe(200);
+    const again = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: BIG_TITLE } }));
+    expect(again.statusCode).toBe(201);
+  }, 120_000);
+});
+
+describe.each(STORES)('GET /todos, compressed ($name store)', (fixture) => {
+  let store: TodoStore;
+  let list: (acceptEncoding?: string) => Promise<HttpResponse>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    const handler = handlersOn(store).listTodos;
+    list = (acceptEncoding) =>
+      invoke(handler, event(acceptEncoding === undefined ? {} : { headers: { 'accept-encoding': acceptEncoding } }));
+  });
+  const unzipped = (response: HttpResponse) =>
+    JSON.parse(gunzipSync(Buffer.from(response.body ?? '', 'base64')).toString('utf8')) as unknown;
+
+  it.each(['gzip', 'gzip, deflate, br', 'br;q=1.0, gzip;q=0.8', '*', 'GZIP'])(
+    'is gzip-compressed, base64 in the answer, for Accept-Encoding: %s',
+    async (acceptEncoding) => {
+      for (let i = 0; i < 40; i++) await store.create(`a title of a to-do ${i}`);
+      const plain = await list();
+      const response = await list(acceptEncoding);
+      expect(response.statusCode).toBe(200);
+      expect(response.isBase64Encoded).toBe(true);
+      expect(response.headers).toEqual({
+        'content-type': JSON_TYPE,
+        vary: 'accept-encoding',
+        'content-encoding': 'gzip',
+      });
+      expect(unzipped(response)).toEqual(bodyOf(plain));
+      expect((response.body ?? '').length).toBeLessThan((plain.body ?? '').length / 2);
+    },
+  );
+
+  it.each([undefined, 'identity', 'gzip;q=0', 'deflate, br', '*;q=0'])(
+    'is plain JSON for Accept-Encoding: %s',
+    async (acceptEncoding) => {
+      for (let i = 0; i < 40; i++) await store.create(`a title of a to-do ${i}`);
+      const response = await list(acceptEncoding);
+      expect(response.isBase64Encoded).toBeUndefined();
+      expect(response.headers).toEqual({ 'content-type': JSON_TYPE, vary: 'accept-encoding' });
+      expect(bodyOf(response)).toHaveLength(42);
+    },
+  );
+
+  it('is plain when the list is too short for gzip to pay, or gzip would make it larger', async () => {
+    expect((await list('gzip')).isBase64Encoded).toBeUndefined();
+    // Titles that do not compress: random printable characters (not quotes or backslashes, which
+    // JSON would escape), for which gzip and base64 make more bytes than there were.
+    const printable = [...Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i))].filter(
+      (c) => c !== '"' && c !== '\\',
+    );
+    const noise = Array.from({ length: 30 }, () =>
+      [...randomBytes(400)].map((byte) => printable[byte % printable.length]).join(''),
+    );
+    for (const title of noise) await store.create(title);
+    const response = await list('gzip');
+    expect(response.isBase64Encoded).toBeUndefined();
+    expect(response.headers).not.toHaveProperty('content-encoding');
+  });
+});
