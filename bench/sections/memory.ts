@@ -23,7 +23,8 @@ const size = Number(process.argv[2]);
  */
 export function memory(): Row[] {
   const store = join(__dirname, '../../lib/memory-store.ts');
-  return [100_000, 1_000_000].map((size) => {
+  // The largest list of these titles that the size limit (lib/list-size.ts) allows is about 85,000.
+  return [10_000, 80_000].map((size) => {
     const output = execFileSync(process.execPath, [
       '--expose-gc',
       '--require',

@@ -10,7 +10,12 @@ import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { context, event } from '../../harness/event';
 import { round, type Row } from '../lib';
 
-export const SIZES = [1_000, 100_000, 1_000_000] as const;
+/**
+ * Up to the largest list of these titles that the size limit (lib/list-size.ts) lets a store
+ * hold: about 85,000 records of 20 characters.
+ */
+export const SIZES = [1_000, 10_000, 80_000] as const;
+const LARGEST = SIZES[SIZES.length - 1] ?? 0;
 const TITLE = 'twenty characters!!!';
 const noop = () => undefined;
 
@@ -74,7 +79,7 @@ export async function warm(): Promise<Row[]> {
           await memoryStore.remove(nextPostId++);
         },
       });
-    if (size <= 100_000) bench.add('GET /todos', () => call(handlers.list, listEvent));
+    bench.add('GET /todos', () => call(handlers.list, listEvent));
     await bench.run();
 
     for (const task of bench.tasks) {
@@ -93,16 +98,16 @@ export async function warm(): Promise<Row[]> {
         value: round(ns, 0),
         unit: 'ns/op',
         note: `${Math.round(result.throughput.mean).toLocaleString('en')} ops/s`,
-        ...(isById && size === 1_000_000 ? { budget: '< 2000 ns', met: ns < 2000 } : {}),
+        ...(isById && size === LARGEST ? { budget: '< 2000 ns', met: ns < 2000 } : {}),
       });
     }
   }
 
   for (const [name, series] of byIdAt) {
-    const ratio = (series.get(1_000_000) ?? NaN) / (series.get(1_000) ?? NaN);
+    const ratio = (series.get(LARGEST) ?? NaN) / (series.get(1_000) ?? NaN);
     rows.push({
       section: 'warm',
-      name: `${name}: 10^6 / 10^3`,
+      name: `${name}: ${LARGEST.toLocaleString('en')} / 1,000 records`,
       value: round(ratio, 2),
       unit: 'ratio',
       ...(name.includes('{id}') ? { budget: '≤ 1.5', met: ratio <= 1.5 } : {}),
