@@ -47,19 +47,26 @@ interface Answer {
 /** The name a DynamoDB error carries when a plain write meets an item a transaction is writing. */
 const TRANSACTION_CONFLICT = 'TransactionConflictException';
 
-/** Rejects once `signal` aborts, with its reason. */
-export function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason as Error);
-    signal.addEventListener(
-      'abort',
-      () => {
-        reject(signal.reason as Error);
-      },
-      { once: true },
-    );
+/**
+ * `work`'s result, or the signal's reason if the signal aborts first. The listener goes when
+ * either settles: a request that waits many times on one signal does not pile listeners on it.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => {
+      signal.removeEventListener('abort', stop);
+    });
   });
 }
+
+/** A pause of `ms`, cut short with the signal's reason if the signal aborts. */
+export const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  unlessAborted(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
 
 /**
  * Sends commands with at most MAX_IN_FLIGHT in flight. The SDK starts its connect and request
@@ -124,7 +131,7 @@ export class DynamoDbSender {
     });
     this.#waiting.push(grant);
     try {
-      await Promise.race([granted, aborted(signal)]);
+      await unlessAborted(granted, signal);
     } catch (error) {
       // Given up while waiting: pass a slot granted meanwhile on, or leave the queue.
       const index = this.#waiting.indexOf(grant);
@@ -145,6 +152,4 @@ export class DynamoDbSender {
  * A short random pause, so that writers that met each other do not meet again at once; cut short,
  * with the signal's reason, if the signal aborts.
  */
-export function backoff(signal: AbortSignal): Promise<void> {
-  return Promise.race([new Promise<void>((resolve) => setTimeout(resolve, 5 + Math.random() * 20)), aborted(signal)]);
-}
+export const backoff = (signal: AbortSignal): Promise<void> => pause(5 + Math.random() * 20, signal);

@@ -6,7 +6,7 @@ import {
   TransactWriteCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { aborted, backoff, type DynamoDbSender } from './dynamodb-client';
+import { backoff, pause, type DynamoDbSender } from './dynamodb-client';
 import {
   COUNTER_KEY,
   EXPIRES,
@@ -95,9 +95,6 @@ interface StoredOutcome {
   /** Not written: no room in the list; its key came with another request; its POST gave up. */
   readonly refused?: 'full' | 'reused' | 'withdrawn';
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  Promise.race([new Promise<void>((resolve) => setTimeout(resolve, ms)), aborted(signal)]);
 
 function toOutcome(stored: StoredOutcome): Outcome {
   if (stored.refused === 'full') return new ListFull();
@@ -270,7 +267,10 @@ export class IdAllocator {
                 ...(post.claim && { claim: post.claim }),
                 [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60),
               },
-              ConditionExpression: 'attribute_not_exists(pk)',
+              // A retry of this put whose first attempt landed finds its own intent: done.
+              ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
+              ExpressionAttributeNames: { '#uuid': 'uuid' },
+              ExpressionAttributeValues: { ':uuid': uuid },
             }),
             { abortSignal },
           ),
@@ -339,7 +339,7 @@ export class IdAllocator {
         }
         continue;
       }
-      await sleep(Math.max(2, Math.min(MAX_WAIT_MS, this.#waitMs / 2)), signal);
+      await pause(Math.max(2, Math.min(MAX_WAIT_MS, this.#waitMs / 2)), signal);
     }
   }
 
@@ -423,7 +423,10 @@ export class IdAllocator {
         ...[...outcomes].map(([uuid, outcome]): TransactItem => ({
           Put: {
             TableName: this.table,
-            Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: Math.ceil(Date.now() / 1000) + 3600 },
+            Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S) },
+            // A POST with an outcome already (withdrawn, or an intent its put wrote again after
+            // it was committed) is not written again: the transaction fails, and is redone without it.
+            ConditionExpression: 'attribute_not_exists(pk)',
           },
         })),
       ];

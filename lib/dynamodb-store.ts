@@ -7,7 +7,7 @@ import {
   UpdateCommand,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbSender, aborted, backoff, documentClient, dynamoDbClientConfig } from './dynamodb-client';
+import { DynamoDbSender, backoff, documentClient, dynamoDbClientConfig, unlessAborted } from './dynamodb-client';
 import { IdAllocator } from './dynamodb-ids';
 import {
   COUNTER_KEY,
@@ -222,7 +222,7 @@ export class DynamoDbTodoStore implements TodoStore {
       (deadline ?? defaultDeadline()) - Date.now(),
     );
     try {
-      await Promise.race([this.#seed(abort.signal), aborted(abort.signal)]);
+      await unlessAborted(this.#seed(abort.signal), abort.signal);
       return await operation(abort.signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;

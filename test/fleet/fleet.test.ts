@@ -94,6 +94,23 @@ describe('the fleet', () => {
   );
 
   it(
+    'answers the same workload under the faults of a bad day, with no keys and no retries, as its history allows: a write the network repeats is stored once',
+    async () => {
+      const started = await fleet();
+      badDay(started.proxy);
+      const report = await runWorkload(started.url, { clients: 12, requestsPerClient: 40, keyed: false, retries: 0 });
+      started.proxy.heal();
+      expect(report.problems).toEqual([]);
+      expect(report.duplicates).toBe(0);
+      expect(report.wrongValues).toBe(0);
+      // POSTs met each other and queued: the faults met the queue's writes too.
+      const intents = started.proxy.seen.filter((seen) => seen.operation === 'PutItem' && seen.body.includes('"uuid":'));
+      expect(intents.length).toBeGreaterThan(10);
+    },
+    WORKLOAD_WITHIN_MS,
+  );
+
+  it(
     'answers the same workload under the faults of a bad day, its writes keyed and retried, as its history allows',
     async () => {
       const started = await fleet();

@@ -181,14 +181,47 @@ describe('a write that lands after its retry and after a later write changes not
       });
       await send({ method: 'PUT', id: '4', body: { title: 'queued, then changed' } });
       await held.land();
-      // The next queued POST commits the queue: the old intent is in it again, and is dropped.
-      expect(bodyOf(await send({ method: 'POST', body: { title: 'after' } }))).toMatchObject({ id: 5 });
+      // Its retry was committed, so the late attempt is an intent again, with no POST waiting.
+      expect(network.seen.filter(intent)).toHaveLength(2);
+      // The other container moves the counter again: the next POST here queues, and commits
+      // the queue, the old intent in it. It is dropped: its POST has its outcome.
+      await dynamoDbStore(table).create('again from another container');
+      expectCreated(await send({ method: 'POST', body: { title: 'after' } }), {
+        id: 6,
+        title: 'after',
+        completed: false,
+      });
+      expect(network.seen.filter(both(operation('PutItem'), mentions('after')))).toHaveLength(1);
       expect((await store.list()).map(({ id, title }) => [id, title])).toEqual([
         [1, expect.any(String)],
         [2, expect.any(String)],
         [3, 'from another container'],
         [4, 'queued, then changed'],
-        [5, 'after'],
+        [5, 'again from another container'],
+        [6, 'after'],
+      ]);
+    },
+    LATE_WITHIN_MS,
+  );
+
+  it(
+    'a queued POST’s intent whose acknowledgement is lost: the SDK’s retry finds it there, and it is written once',
+    async () => {
+      const { network, table, store, send } = await containerBehindProxy();
+      await dynamoDbStore(table).create('from another container');
+      const intent = both(operation('PutItem'), mentions('acknowledged late'));
+      network.inject(intent, { dropAnswer: true });
+      expectCreated(await send({ method: 'POST', body: { title: 'acknowledged late' } }), {
+        id: 4,
+        title: 'acknowledged late',
+        completed: false,
+      });
+      expect(network.seen.filter(intent)).toHaveLength(2);
+      expect((await store.list()).map(({ id, title }) => [id, title])).toEqual([
+        [1, expect.any(String)],
+        [2, expect.any(String)],
+        [3, 'from another container'],
+        [4, 'acknowledged late'],
       ]);
     },
     LATE_WITHIN_MS,
