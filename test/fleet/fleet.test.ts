@@ -104,7 +104,9 @@ describe('the fleet', () => {
       expect(report.duplicates).toBe(0);
       expect(report.wrongValues).toBe(0);
       // POSTs met each other and queued: the faults met the queue's writes too.
-      const intents = started.proxy.seen.filter((seen) => seen.operation === 'PutItem' && seen.body.includes('"uuid":'));
+      const intents = started.proxy.seen.filter(
+        (seen) => seen.operation === 'PutItem' && seen.body.includes('"uuid":'),
+      );
       expect(intents.length).toBeGreaterThan(10);
     },
     WORKLOAD_WITHIN_MS,
