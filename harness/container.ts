@@ -212,12 +212,33 @@ export class FunctionPool {
   #retired: Container[] = [];
   #stopped = false;
 
+  #cap: number;
+
   constructor(
     readonly config: FunctionConfig,
     private readonly start: () => Container,
     /** The most containers at once: Lambda's concurrency for this function. */
-    public cap: number,
-  ) {}
+    cap: number,
+  ) {
+    this.#cap = cap;
+  }
+
+  get cap(): number {
+    return this.#cap;
+  }
+
+  /**
+   * A new cap. Lowered, it retires idle containers past it at once, and busy ones as they finish,
+   * as Lambda lets the sandboxes of a function whose traffic fell go.
+   */
+  set cap(cap: number) {
+    this.#cap = cap;
+    while (this.#containers.length > cap) {
+      const idle = this.#idle.pop();
+      if (idle === undefined) break;
+      this.#retire(idle);
+    }
+  }
 
   async invoke(event: unknown): Promise<Invocation> {
     const container = await this.#acquire();
@@ -249,7 +270,7 @@ export class FunctionPool {
     const idle = this.#idle.pop();
     if (idle !== undefined) return Promise.resolve(idle);
     if (this.#stopped) return Promise.reject(new Error(`${this.config.name} stopped`));
-    if (this.#containers.length < this.cap) {
+    if (this.#containers.length < this.#cap) {
       const container = this.start();
       this.#containers.push(container);
       return Promise.resolve(container);
@@ -258,10 +279,9 @@ export class FunctionPool {
   }
 
   #release(container: Container): void {
-    if (container.dead) {
-      // A sandbox that timed out or crashed is replaced by a new one on the next request.
-      this.#containers.splice(this.#containers.indexOf(container), 1);
-      this.#retired.push(container);
+    // A sandbox that timed out or crashed is replaced by a new one on the next request.
+    if (container.dead || this.#containers.length > this.#cap) {
+      this.#retire(container);
       const waiter = this.#waiting.shift();
       if (waiter !== undefined) this.#acquire().then(waiter, () => undefined);
       return;
@@ -269,5 +289,11 @@ export class FunctionPool {
     const waiter = this.#waiting.shift();
     if (waiter !== undefined) waiter(container);
     else this.#idle.push(container);
+  }
+
+  #retire(container: Container): void {
+    this.#containers.splice(this.#containers.indexOf(container), 1);
+    this.#retired.push(container);
+    container.kill();
   }
 }

@@ -14,9 +14,10 @@ import { packagedAt, treesFor } from '../trees';
 
 /**
  * Writes that happen once (issue: every write happens exactly once), measured on the fleet
- * (harness/fleet.ts) under a bad day's network between the containers and DynamoDB: answers
- * after the SDK's timeout, answers lost after the write, requests landing late. A mixed workload
- * runs twice per revision: without keys and without retries (what a late attempt undoes), and
+ * (harness/fleet.ts) under a bad day's network between the containers and DynamoDB (answers
+ * after the SDK's timeout, answers lost after the write, requests landing late), and under
+ * outages long enough that requests fail and their writes land later still. A mixed workload
+ * runs twice per revision and network: without keys and without retries (what a late attempt undoes), and
  * with every write keyed and sent again up to 3 times after a failure (what a retry duplicates).
  * `--baseline <ref>` runs the same against that revision's zips in the same run.
  *
@@ -38,6 +39,39 @@ function badDay(network: FaultProxy): void {
   );
 }
 
+/** An outage: DynamoDB's network stalls for STALL_MS every QUIET_MS + STALL_MS. */
+const QUIET_MS = 4_000;
+const STALL_MS = 4_000;
+/** What a stall held lands this long after the stall ends: after the retries it caused, and later writes. */
+const LAND_LATE_MS = 3_000;
+
+/**
+ * Outages, until `done` settles: every request of a stall is held, so a request that started in
+ * its first seconds spends all the SDK's attempts there and is answered 503, and every attempt
+ * lands once the network is back, LAND_LATE_MS after, behind the requests that came after it.
+ */
+async function outages(network: FaultProxy, done: Promise<unknown>): Promise<void> {
+  const state = { over: false };
+  const end = () => (state.over = true);
+  done.then(end, end);
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (;;) {
+    await pause(QUIET_MS);
+    if (state.over) return;
+    network.inject(() => true, { holdRequest: pause(STALL_MS + LAND_LATE_MS) }, Infinity);
+    await pause(STALL_MS);
+    network.heal();
+  }
+}
+
+const DAYS = {
+  'bad day': (network: FaultProxy, done: Promise<unknown>) => {
+    badDay(network);
+    return done;
+  },
+  [`outages of ${STALL_MS / 1000} s every ${(QUIET_MS + STALL_MS) / 1000} s`]: outages,
+};
+
 const note = (report: WorkloadReport) =>
   `${report.history.length} requests; answers ${JSON.stringify(report.statuses)}; ` +
   `${report.problems.length} problems${report.problems.length > 0 ? `: ${report.problems.slice(0, 3).join('; ')}` : ''}`;
@@ -48,38 +82,41 @@ export async function exactlyOnce(options: BenchOptions): Promise<Row[]> {
   try {
     for (const tree of treesFor(options.baseline)) {
       const packaged = await packagedAt(tree);
-      for (const keyed of [false, true]) {
-        const fleet = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
-        try {
-          badDay(fleet.proxy);
-          const report = await runWorkload(fleet.url, {
-            clients: CLIENTS,
-            requestsPerClient: REQUESTS_PER_CLIENT,
-            keyed,
-            retries: keyed ? 3 : 0,
-          });
-          const how = keyed ? 'keyed writes, each sent again up to 3 times' : 'no keys, no retries';
-          rows.push(
-            {
-              section: 'exactlyOnce',
-              name: `${tree.name}: bad day, ${how}: records holding a value a later acknowledged write replaced`,
-              value: report.wrongValues,
-              unit: 'records',
-              budget: '0',
-              met: report.wrongValues === 0,
-              note: note(report),
-            },
-            {
-              section: 'exactlyOnce',
-              name: `${tree.name}: bad day, ${how}: requests stored twice`,
-              value: report.duplicates,
-              unit: 'requests',
-              budget: '0',
-              met: report.duplicates === 0,
-            },
-          );
-        } finally {
-          await fleet.stop();
+      for (const [day, faults] of Object.entries(DAYS)) {
+        for (const keyed of [false, true]) {
+          const fleet = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
+          try {
+            const workload = runWorkload(fleet.url, {
+              clients: CLIENTS,
+              requestsPerClient: REQUESTS_PER_CLIENT,
+              keyed,
+              retries: keyed ? 3 : 0,
+            });
+            const [report] = await Promise.all([workload, faults(fleet.proxy, workload)]);
+            fleet.proxy.heal();
+            const how = `${day}, ${keyed ? 'keyed writes, each sent again up to 3 times' : 'no keys, no retries'}`;
+            rows.push(
+              {
+                section: 'exactlyOnce',
+                name: `${tree.name}: ${how}: records holding a value a later acknowledged write replaced`,
+                value: report.wrongValues,
+                unit: 'records',
+                budget: '0',
+                met: report.wrongValues === 0,
+                note: note(report),
+              },
+              {
+                section: 'exactlyOnce',
+                name: `${tree.name}: ${how}: requests stored twice`,
+                value: report.duplicates,
+                unit: 'requests',
+                budget: '0',
+                met: report.duplicates === 0,
+              },
+            );
+          } finally {
+            await fleet.stop();
+          }
         }
       }
     }
