@@ -4,15 +4,20 @@
 /**
  * The project's serverless plugin: what the local commands (`npm start`, `npm run dev`,
  * `serverless invoke local`) need beyond serverless-offline and serverless-esbuild, and the
- * checks that keep a misconfigured command from going any further.
+ * checks that stop a mistaken command at once, in one line, with nothing left behind.
+ *
+ * Before anything else, for every command: every stage parameter and environment variable it
+ * reads (scripts/stage-params.cjs); for the local server, that its port is free; for
+ * `invoke local`, that it was given an API Gateway event.
  *
  * It adds the `${local:…}` variables that serverless.yml reads:
  * - `store`: `--param=store=memory|dynamodb`; without it, `memory` for the local commands (the
  *   service of SPEC.md keeps its data in memory) and `dynamodb` for package and deploy (on AWS the
- *   memory store is not shared between functions). Any other value stops the command.
+ *   memory store is not shared between functions).
  * - `sourcemaps`: `--param=sourcemaps=on|off`; without it, on for the local commands (stack traces
  *   point at .ts lines) and off for package and deploy (what ships stays as small as it was).
- * - `logLevel`: LOG_LEVEL from the shell, checked; `info` when unset.
+ * - `logLevel`: LOG_LEVEL from the shell; `info` when unset.
+ * - `httpPort`: PORT from the shell; 3000 when unset.
  * - `workFolder`: serverless-esbuild's work folder, one per process (`.esbuild/<command>-<pid>`):
  *   `serverless package` deletes its folder when done, and with a shared one it would delete the
  *   bundles of a server running beside it.
@@ -20,22 +25,49 @@
  *
  * And, for the local commands: source maps in stack traces, the invoke endpoint printed at start,
  * the process's work folder removed at exit (and those of processes gone), and under
- * `npm run dev` rebuilds on every saved change, answers that say so while a change does not
- * build, and a typechecker in watch mode.
+ * `npm run dev` every saved change served by the next request (scripts/dev-reload.cjs) and a
+ * typechecker in watch mode.
  */
 
 const { spawn } = require('node:child_process');
-const { readdirSync, rmSync, watch, writeFileSync } = require('node:fs');
+const { readFileSync, readdirSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
 const path = require('node:path');
+const { DevReload } = require('./dev-reload.cjs');
 const { freePort } = require('./ports.cjs');
+const { problemWith, settingProblems } = require('./stage-params.cjs');
 
-/** The values each checked setting takes; test/unit/local-plugin.test.ts holds them to lib/. */
-const STORES = ['memory', 'dynamodb'];
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
-const SWITCHES = ['on', 'off'];
+/** Where the sample events of `invoke local` are, one per function. */
+const EVENTS = 'events';
+
+/**
+ * Stops the command with these lines, and nothing else: the framework would frame an error in a
+ * banner, and serverless-offline would print a busy port's error object with its stack.
+ * @param {string[]} lines
+ * @returns {never}
+ */
+function stop(lines) {
+  process.stderr.write(lines.map((line) => `${line}\n`).join(''));
+  process.exit(1);
+}
 
 /** @param {string[]} commands */
 const isLocal = (commands) => commands[0] === 'offline' || (commands[0] === 'invoke' && commands[1] === 'local');
+
+/**
+ * The shape of an API Gateway HTTP API event (payload 2.0), as far as the handlers rely on it.
+ * @param {unknown} event
+ */
+function isHttpApiEvent(event) {
+  if (typeof event !== 'object' || event === null) return false;
+  const { version, requestContext } =
+    /** @type {{ version?: unknown, requestContext?: { http?: { method?: unknown, path?: unknown } } }} */ (event);
+  return (
+    version === '2.0' &&
+    typeof requestContext?.http?.method === 'string' &&
+    typeof requestContext.http.path === 'string'
+  );
+}
 
 /** @param {number} pid */
 function isRunning(pid) {
@@ -52,36 +84,37 @@ function isRunning(pid) {
  * @typedef {{
  *   serviceDir?: string,
  *   config: { servicePath: string },
- *   processedInput: { commands: string[] },
+ *   processedInput: { commands: string[], options: Record<string, unknown> },
+ *   configurationInput?: { params?: Record<string, Record<string, unknown> | undefined> },
  *   classes: { Error: new (message: string, code?: string) => Error },
  *   service: {
- *     custom: { watch?: string[], 'serverless-offline': { lambdaPort: number } },
+ *     custom: { watch?: string[], 'serverless-offline': { httpPort: number, lambdaPort: number } },
  *     functions: Record<string, unknown>,
  *     getFunction(name: string): { name: string },
  *   },
  *   pluginManager: { plugins: object[], spawn(event: string): Promise<void> },
  * }} Serverless
- * The parts of serverless-esbuild's plugin that rebuilding uses.
- * @typedef {{ bundle(): Promise<void>, buildDirPath: string, functionEntries: { entry: string }[] }} EsbuildPlugin
- * @typedef {{ notice(message: string): void, error(message: string): void }} Log
+ * @typedef {import('./dev-reload.cjs').EsbuildPlugin} EsbuildPlugin
+ * @typedef {import('./dev-reload.cjs').Log} Log
  * @typedef {{ resolveVariable(variable: string): Promise<unknown>, address?: string }} ResolveArgs
  */
 
 class LocalWorkflowPlugin {
   /**
    * @param {Serverless} serverless
-   * @param {Record<string, unknown>} _options
+   * @param {Record<string, unknown>} options
    * @param {{ log: Log }} utils
    */
-  constructor(serverless, _options, utils) {
+  constructor(serverless, options, utils) {
     this.serverless = serverless;
+    this.options = options;
     this.log = utils.log;
     /** @type {string} */
     this.serviceDir = serverless.serviceDir ?? serverless.config.servicePath;
     /** @type {import('node:child_process').ChildProcess | undefined} */
     this.typecheck = undefined;
-    /** The error last reported for a failed rebuild, so that one is reported once. */
-    this.lastFailure = '';
+    /** @type {DevReload | undefined} */
+    this.dev = undefined;
     this.configurationVariablesSources = {
       local: { resolve: (/** @type {ResolveArgs} */ args) => this.resolve(args) },
     };
@@ -89,16 +122,18 @@ class LocalWorkflowPlugin {
       initialize: () => {
         this.initialize();
       },
-      'before:offline:start': () => {
-        this.beforeOffline();
+      'before:offline:start': () => this.beforeOffline(),
+      'before:offline:start:init': () => this.beforeOffline(),
+      // After serverless-esbuild's first build, before serverless-offline loads anything.
+      'offline:start': () => {
+        this.dev?.start();
       },
-      'before:offline:start:init': () => {
-        this.beforeOffline();
-      },
-      'offline:functionsUpdated:cleanup': () => {
-        this.forgetBundles();
+      'offline:start:init': () => {
+        this.dev?.start();
       },
     };
+    const problems = [...this.settingProblems(), ...this.eventProblems()];
+    if (problems.length > 0) stop(problems);
   }
 
   /** @returns {string[]} */
@@ -117,53 +152,80 @@ class LocalWorkflowPlugin {
     return path.join('.esbuild', `${name}-${process.pid}`);
   }
 
+  /** Every stage parameter given (on the command line, or in serverless.yml for this stage) and variable read, checked. */
+  settingProblems() {
+    const given = this.options.param ?? [];
+    const cli = (Array.isArray(given) ? given : [given]).map(String);
+    const params = this.serverless.configurationInput?.params ?? {};
+    const stage = typeof this.options.stage === 'string' ? this.options.stage : 'dev';
+    const env = { ...process.env };
+    // Only the local server reads the ports.
+    if (this.commands[0] !== 'offline') {
+      delete env.PORT;
+      delete env.LAMBDA_PORT;
+    }
+    return settingProblems({ cli, file: { ...params.default, ...params[stage] }, env });
+  }
+
+  /** `invoke local` with no event, or one that is not an API Gateway HTTP API event: the handlers take no other. */
+  eventProblems() {
+    if (!(this.commands[0] === 'invoke' && this.commands[1] === 'local')) return [];
+    const name = typeof this.options.function === 'string' ? this.options.function : '<function>';
+    const samples = readdirSync(path.join(this.serviceDir, EVENTS)).filter((file) => file.endsWith('.json'));
+    const hint = `start from its sample, --path ${EVENTS}/${samples.includes(`${name}.json`) ? name : '<function>'}.json (${EVENTS}/ has ${samples.join(', ')})`;
+    const { path: file, data } = this.options;
+    if (file === undefined && data === undefined) return [`invoke local needs an API Gateway event: ${hint}`];
+    /** @type {unknown} */
+    let event;
+    try {
+      event = JSON.parse(
+        typeof file === 'string' ? readFileSync(path.resolve(this.serviceDir, file), 'utf8') : String(data),
+      );
+    } catch (error) {
+      const reason = /** @type {Error} */ (error).message.split('\n')[0] ?? '';
+      return [`invoke local: ${typeof file === 'string' ? file : '--data'} is not a JSON event (${reason}): ${hint}`];
+    }
+    if (isHttpApiEvent(event)) return [];
+    return [
+      `invoke local: ${typeof file === 'string' ? file : '--data'} is not an API Gateway HTTP API event (version "2.0", requestContext.http.method and .path): ${hint}`,
+    ];
+  }
+
   /** @param {ResolveArgs} args */
   async resolve(args) {
     switch (args.address) {
       case 'store':
-        return { value: await this.choice(args, 'store', STORES, this.local ? 'memory' : 'dynamodb') };
+        return { value: await this.param(args, 'store', this.local ? 'memory' : 'dynamodb') };
       case 'sourcemaps':
-        return { value: (await this.choice(args, 'sourcemaps', SWITCHES, this.local ? 'on' : 'off')) === 'on' };
-      case 'logLevel':
-        return { value: this.logLevel() };
+        return { value: (await this.param(args, 'sourcemaps', this.local ? 'on' : 'off')) === 'on' };
+      case 'logLevel': {
+        // Unset or empty: info. (Anything else was checked.)
+        const level = process.env.LOG_LEVEL ?? '';
+        return { value: level === '' ? 'info' : level.toLowerCase() };
+      }
+      case 'httpPort':
+        return { value: Number(process.env.PORT ?? '') || 3000 };
       case 'workFolder':
         return { value: this.workFolder };
       case 'lambdaPort':
-        return { value: process.env.LAMBDA_PORT === undefined ? await freePort() : Number(process.env.LAMBDA_PORT) };
+        return { value: process.env.LAMBDA_PORT ? Number(process.env.LAMBDA_PORT) : await freePort() };
       default:
         throw new this.serverless.classes.Error(`Unknown variable \${local:${args.address ?? ''}}`);
     }
   }
 
   /**
-   * The stage parameter `name`, one of `allowed`, or `fallback` when it is not given.
+   * The stage parameter `name`, or `fallback` when it is not given; checked (the constructor
+   * checked what it could see, but a value serverless.yml builds from variables is known only now).
    * @param {ResolveArgs} args
    * @param {string} name
-   * @param {string[]} allowed
    * @param {string} fallback
    */
-  async choice(args, name, allowed, fallback) {
-    const given = await args.resolveVariable(`param:${name}, '${fallback}'`);
-    const value = String(given);
-    if (!allowed.includes(value)) {
-      throw new this.serverless.classes.Error(
-        `--param=${name} must be ${allowed.join(' or ')}, not "${value}"`,
-        'TODO_INVALID_PARAM',
-      );
-    }
+  async param(args, name, fallback) {
+    const value = String(await args.resolveVariable(`param:${name}, '${fallback}'`));
+    const problem = problemWith(name, value);
+    if (problem !== undefined) throw new this.serverless.classes.Error(problem, 'TODO_INVALID_PARAM');
     return value;
-  }
-
-  logLevel() {
-    const value = process.env.LOG_LEVEL;
-    if (value === undefined || value === '') return 'info';
-    if (!LOG_LEVELS.includes(value.toLowerCase())) {
-      throw new this.serverless.classes.Error(
-        `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not "${value}"`,
-        'TODO_INVALID_LOG_LEVEL',
-      );
-    }
-    return value.toLowerCase();
   }
 
   initialize() {
@@ -195,88 +257,26 @@ class LocalWorkflowPlugin {
     }
   }
 
-  beforeOffline() {
+  /** Before serverless-esbuild's first build: the ports checked, the invoke endpoint printed, and under `npm run dev` the reloader made. */
+  async beforeOffline() {
     const service = this.serverless.service;
-    const port = service.custom['serverless-offline'].lambdaPort;
+    const offline = service.custom['serverless-offline'];
+    await portFree(offline.httpPort, 'PORT', 'the API');
+    if (process.env.LAMBDA_PORT) await portFree(offline.lambdaPort, 'LAMBDA_PORT', 'the Lambda invoke endpoint');
     const names = Object.keys(service.functions).map((name) => service.getFunction(name).name);
     this.log.notice(
-      `Lambda invoke endpoint: http://localhost:${port}/2015-03-31/functions/<name>/invocations, ` +
+      `Lambda invoke endpoint: http://localhost:${offline.lambdaPort}/2015-03-31/functions/<name>/invocations, ` +
         `with <name> one of ${names.join(', ')} (see README, "Invoking a function")`,
     );
     /** @type {string[]} */
     const folders = service.custom.watch ?? [];
     if (folders.length === 0) return;
-    this.watchSources(folders);
-    this.startTypecheck();
-  }
-
-  /**
-   * `npm run dev`: rebuilds on every saved change under `folders`, one build at a time, and
-   * again if a change was saved while one ran. (esbuild answers a rebuild asked for during
-   * another with that other's result, so a save in the middle of a build would be lost.)
-   * @param {string[]} folders
-   */
-  watchSources(folders) {
     const esbuild = /** @type {EsbuildPlugin | undefined} */ (
       this.serverless.pluginManager.plugins.find((plugin) => plugin.constructor.name === 'EsbuildServerlessPlugin')
     );
     if (esbuild === undefined) throw new this.serverless.classes.Error('serverless-esbuild is not loaded');
-    const state = { running: false, again: false };
-    /** @type {NodeJS.Timeout | undefined} */
-    let settle;
-    /** @returns {Promise<void>} */
-    const rebuild = async () => {
-      if (state.running) {
-        state.again = true;
-        return;
-      }
-      state.running = true;
-      try {
-        await esbuild.bundle();
-        this.lastFailure = '';
-        await this.serverless.pluginManager.spawn('offline:functionsUpdated');
-      } catch (error) {
-        this.answerWithFailure(esbuild, error);
-      } finally {
-        state.running = false;
-      }
-      if (state.again) {
-        state.again = false;
-        await rebuild();
-      }
-    };
-    for (const folder of folders) {
-      watch(path.join(this.serviceDir, folder), { recursive: true }, () => {
-        // An editor's save is often several events; one build follows them.
-        clearTimeout(settle);
-        settle = setTimeout(() => void rebuild(), 25);
-      });
-    }
-  }
-
-  /**
-   * While the last build failed, each function's bundle is one that answers every request with
-   * a JSON 500 naming the error in one line, paths relative to the project: the server would
-   * otherwise go on serving code that no longer matches the files. The error is printed once.
-   * @param {EsbuildPlugin} esbuild
-   * @param {unknown} error what its bundle() threw
-   */
-  answerWithFailure(esbuild, error) {
-    const message = buildFailure(error, this.serviceDir);
-    if (message !== this.lastFailure) {
-      this.lastFailure = message;
-      this.log.error(`Build failed: ${message}. Every route answers 500 until a saved change builds again.`);
-    }
-    const body = JSON.stringify({ error: `Build failed: ${message}` });
-    for (const { entry } of esbuild.functionEntries) {
-      const bundle = path.join(esbuild.buildDirPath, entry.replace(/\.ts$/, '.js'));
-      writeFileSync(
-        bundle,
-        `// Written by scripts/serverless-local.cjs while the last build failed.\n` +
-          `exports.handler = async () => ({ statusCode: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: ${JSON.stringify(body)} });\n`,
-      );
-      Reflect.deleteProperty(require.cache, bundle);
-    }
+    this.dev = new DevReload({ esbuild, log: this.log, serviceDir: this.serviceDir, folders });
+    this.startTypecheck();
   }
 
   /**
@@ -300,43 +300,33 @@ class LocalWorkflowPlugin {
       }
     });
   }
-
-  /**
-   * `npm run dev`: with `useInProcess` (which the shared store requires) serverless-offline
-   * loads each function's bundle with require(), and Node's module cache would go on serving
-   * the old code. serverless-esbuild rebuilds on change and then announces
-   * `offline:functionsUpdated`; here the bundles leave the cache, so the next request loads the
-   * new ones. The store's state lives on globalThis, not in a module, so it outlives the reload.
-   */
-  forgetBundles() {
-    const root = path.join(this.serviceDir, this.workFolder) + path.sep;
-    const stale = Object.keys(require.cache).filter((file) => file.startsWith(root));
-    for (const file of stale) Reflect.deleteProperty(require.cache, file);
-    this.log.notice(
-      `Reloaded: the next request runs the rebuilt code (${stale.length} bundles dropped from the cache).`,
-    );
-  }
 }
 
 /**
- * An esbuild failure as one line: the first error's place, relative to the project, and text.
- * @param {unknown} error
- * @param {string} serviceDir
+ * Stops the command in one line when `port` is taken, as serverless-offline would find out only
+ * after printing its routes, with an error object and its stack.
+ * @param {number} port
+ * @param {string} variable what sets it
+ * @param {string} what
+ * @returns {Promise<void>}
  */
-function buildFailure(error, serviceDir) {
-  /** @type {{ errors?: { text: string, location: { file: string, line: number, column: number } | null }[] }} */
-  const failure = typeof error === 'object' && error !== null ? error : {};
-  const [first] = failure.errors ?? [];
-  if (first === undefined) return String(error instanceof Error ? error.message : error).split('\n')[0] ?? '';
-  const { location } = first;
-  const where =
-    location === null
-      ? ''
-      : `${path.relative(serviceDir, path.resolve(serviceDir, location.file))}:${location.line}:${location.column + 1}: `;
-  const more = (failure.errors?.length ?? 0) > 1 ? ` (and ${(failure.errors?.length ?? 1) - 1} more)` : '';
-  return `${where}${first.text}${more}`.replaceAll(serviceDir + path.sep, '').replaceAll('\n', ' ');
+function portFree(port, variable, what) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (/** @type {NodeJS.ErrnoException} */ error) => {
+      const next = port < 65_535 ? port + 1 : port - 1;
+      stop([
+        error.code === 'EADDRINUSE'
+          ? `Port ${port} (${variable}) is in use, so ${what} cannot listen there: stop what runs on it, or choose another, e.g. ${variable}=${next}`
+          : `Port ${port} (${variable}) cannot be listened on (${error.code ?? error.message}): choose another, e.g. ${variable}=${next}`,
+      ]);
+    });
+    probe.listen({ port, host: 'localhost', exclusive: true }, () => {
+      probe.close(() => {
+        resolve();
+      });
+    });
+  });
 }
 
 module.exports = LocalWorkflowPlugin;
-module.exports.STORES = STORES;
-module.exports.LOG_LEVELS = LOG_LEVELS;

@@ -40,7 +40,7 @@ function badDay(network: FaultProxy): void {
 }
 
 /** An outage: DynamoDB's network stalls for STALL_MS every QUIET_MS + STALL_MS. */
-const QUIET_MS = 4_000;
+const QUIET_MS = 1_500;
 const STALL_MS = 4_000;
 /** What a stall held lands this long after the stall ends: after the retries it caused, and later writes. */
 const LAND_LATE_MS = 3_000;

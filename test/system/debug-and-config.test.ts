@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { freePort } from '../../harness/project';
+import { withScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
 
 /** One command of the framework: loading it takes about 1.5 s idle; this allows for a busy machine. */
@@ -29,17 +33,93 @@ describe('npm run debug', () => {
   });
 });
 
+/** What a mistaken command printed, as lines, and how it ended. */
+async function mistake(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
+  const result = await runServerless(args, { env, ...(cwd === undefined ? {} : { cwd }) });
+  return { code: result.code, stdout: result.stdout, stderr: result.stderr.split('\n').filter((line) => line !== '') };
+}
+
 describe('configuration that is wrong', () => {
   it.each([
     [['--param=store=mysql'], {}, '--param=store must be memory or dynamodb, not "mysql"'],
     [['--param=sourcemaps=yes'], {}, '--param=sourcemaps must be on or off, not "yes"'],
+    [['--param=tracing=yes'], {}, '--param=tracing must be on or off, not "yes"'],
+    [['--param=sdk=foo'], {}, '--param=sdk must be bundled or runtime, not "foo"'],
+    [['--param=mode=foo'], {}, '--param=mode must be start or dev, not "foo"'],
+    [['--param=throttleRate=abc'], {}, '--param=throttleRate must be a number from 1 to 10000, not "abc"'],
+    [['--param=stroe=memory'], {}, expect.stringMatching(/^Unknown stage parameter "stroe" .*did you mean "store"\?/)],
     [[], { LOG_LEVEL: 'verbose' }, 'LOG_LEVEL must be one of debug, info, warn, error, silent, not "verbose"'],
   ])(
-    'stops `serverless %j` with one line naming the allowed values',
+    'stops `serverless package %j` with one line saying what is allowed, before building anything',
     async (args, env, message) => {
-      const result = await runServerless(['package', '--package', '/nonexistent/never-written', ...args], { env });
-      expect(result.code).not.toBe(0);
-      expect(`${result.stdout}${result.stderr}`.split('\n')).toContainEqual(expect.stringContaining(message));
+      const result = await mistake(['package', '--package', '/nonexistent/never-written', ...args], env);
+      expect(result).toEqual({ code: 1, stdout: '', stderr: [message] });
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
+describe('a local server that cannot start', () => {
+  it.each([
+    [{ PORT: 'abc' }, 'PORT must be a whole number from 1 to 65535, not "abc"'],
+    [{ LAMBDA_PORT: 'abc' }, 'LAMBDA_PORT must be a whole number from 1 to 65535, not "abc"'],
+  ])(
+    'stops `serverless offline` with %j in one line, leaving nothing behind',
+    async (env, message) => {
+      await withScratchCopy(async (dir) => {
+        expect(await mistake(['offline'], env, dir)).toEqual({ code: 1, stdout: '', stderr: [message] });
+        expect(existsSync(join(dir, '.esbuild'))).toBe(false);
+      });
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  it.each(['PORT', 'LAMBDA_PORT'])(
+    'stops `serverless offline` on a busy %s in one line, before printing any route, leaving nothing behind',
+    async (variable) => {
+      const busy = createServer();
+      await new Promise<void>((resolve) => busy.listen(0, 'localhost', resolve));
+      const port = (busy.address() as AddressInfo).port;
+      try {
+        await withScratchCopy(async (dir) => {
+          const result = await mistake(['offline'], { [variable]: String(port) }, dir);
+          expect(result).toEqual({
+            code: 1,
+            stdout: '',
+            stderr: [
+              expect.stringMatching(new RegExp(`^Port ${port} \\(${variable}\\) is in use, .* ${variable}=\\d+$`)),
+            ],
+          });
+          expect(existsSync(join(dir, '.esbuild'))).toBe(false);
+        });
+      } finally {
+        busy.close();
+      }
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
+describe('`serverless invoke local` without an API Gateway event', () => {
+  const samples = 'events/ has createTodo.json, deleteTodo.json, getTodo.json, listTodos.json, updateTodo.json';
+  it.each([
+    [[], `invoke local needs an API Gateway event: start from its sample, --path events/getTodo.json (${samples})`],
+    [
+      ['--data', '{"hello":"world"}'],
+      `invoke local: --data is not an API Gateway HTTP API event (version "2.0", requestContext.http.method and .path): start from its sample, --path events/getTodo.json (${samples})`,
+    ],
+    [
+      ['--path', 'package.json'],
+      `invoke local: package.json is not an API Gateway HTTP API event (version "2.0", requestContext.http.method and .path): start from its sample, --path events/getTodo.json (${samples})`,
+    ],
+  ])(
+    'stops with one line naming the sample events: %j',
+    async (args, message) => {
+      expect(await mistake(['invoke', 'local', '-f', 'getTodo', ...args])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: [message],
+      });
     },
     COMMAND_WITHIN_MS,
   );

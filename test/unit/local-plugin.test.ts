@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../harness/project';
 import { LEVELS } from '../../lib/log';
-import localPlugin from '../../scripts/serverless-local.cjs';
+import stageParams from '../../scripts/stage-params.cjs';
 
 /**
  * scripts/serverless-local.cjs checks LOG_LEVEL and `--param=store` before a command goes any
@@ -12,7 +12,7 @@ import localPlugin from '../../scripts/serverless-local.cjs';
  */
 describe('the project serverless plugin', () => {
   it('allows the log levels lib/log.ts knows', () => {
-    expect(localPlugin.LOG_LEVELS).toEqual([...LEVELS]);
+    expect(stageParams.LOG_LEVELS).toEqual([...LEVELS]);
   });
 
   it('allows the stores serverless.yml knows', () => {
@@ -20,6 +20,6 @@ describe('the project serverless plugin', () => {
     const config = parse(readFileSync(join(PROJECT_ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'error' }) as {
       custom: { stores: Record<string, unknown> };
     };
-    expect(localPlugin.STORES).toEqual(Object.keys(config.custom.stores));
+    expect(stageParams.STORES).toEqual(Object.keys(config.custom.stores));
   });
 });

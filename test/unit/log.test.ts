@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { createTodo } from '../../harness/routes';
 import { getTodo } from '../../harness/routes';
-import { event, invoke, type EventOptions } from '../../harness/event';
+import { context, event, invoke, type EventOptions } from '../../harness/event';
 import { httpHandler } from '../../lib/http';
 import { errorFields, logLevelFrom, readLogLevel, writeLine } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
@@ -64,6 +64,25 @@ describe('request logs', () => {
 
   const call = (handler: APIGatewayProxyHandlerV2, options: EventOptions) =>
     withLogLevel(undefined, () => logLines(() => invoke(handler, event(options))));
+
+  it.each([
+    ['no event at all', undefined],
+    ['an empty event (`invoke local` with no --path)', {}],
+    ['an event of another service', { Records: [{ eventSource: 'aws:s3' }] }],
+    ['a REST API event (payload 1.0)', { httpMethod: 'GET', path: '/todos/1', headers: {} }],
+  ])('answers %s with a JSON 400, logged, and never throws', async (_what, malformed) => {
+    const handler = getTodo(memoryStore);
+    const lines = await withLogLevel(undefined, () =>
+      logLines(() => Promise.resolve(handler(malformed as never, context(), () => undefined))),
+    );
+    const answer = await Promise.resolve(handler(malformed as never, context(), () => undefined));
+    expect(answer).toEqual({
+      statusCode: 400,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ error: 'Not an API Gateway HTTP API event' }),
+    });
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', message: 'request', status: 400 })]);
+  });
 
   it('writes one JSON line per request with level, method, route, status, duration, request id and todo id', async () => {
     const lines = await call(getTodo(memoryStore), { id: '2' });

@@ -1,0 +1,116 @@
+/**
+ * `npm run logs -- <function>` (the framework's `logs --tail`: follows a deployed function's log)
+ * and `npm run info` (`info --verbose`: the stage's URL, functions, and its stack's outputs, the
+ * dashboard's address among them), after a check that there are AWS credentials to call AWS with.
+ * Without any, the framework would load and resolve the whole service first and then stop with a
+ * paragraph; this stops at once with one line that says what is missing.
+ *
+ * --stage, --region and --aws-profile go through to the framework (dev, us-east-1 and the SDK's
+ * usual chain when not given: AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws, SSO,
+ * a container's or an instance's role); so do `logs`' --startTime and --filter.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+
+const COMMANDS = {
+  logs: {
+    usage: 'npm run logs -- <function> [--stage <stage>] [--region <region>] [--aws-profile <profile>]',
+    takesFunction: true,
+    serverless: (fn: string) => ['logs', '--function', fn, '--tail'],
+  },
+  info: {
+    usage: 'npm run info [-- --stage <stage>] [--region <region>] [--aws-profile <profile>]',
+    takesFunction: false,
+    serverless: () => ['info', '--verbose'],
+  },
+} as const;
+type Command = keyof typeof COMMANDS;
+
+/** Prints one line on stderr and ends with `code`. */
+function stop(line: string, code: number): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(code);
+}
+
+/** The framework's arguments for this command line, or a line saying how to call it. */
+function serverlessArgs(argv: string[]): { args: string[]; profile: string | undefined } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        stage: { type: 'string' },
+        region: { type: 'string' },
+        'aws-profile': { type: 'string' },
+        startTime: { type: 'string' },
+        filter: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    stop(error instanceof Error ? error.message : String(error), 2);
+  }
+  const [name = '', ...rest] = parsed.positionals;
+  if (!(name in COMMANDS)) stop(`Unknown command "${name}": logs or info`, 2);
+  const command = COMMANDS[name as Command];
+  const [fn] = rest;
+  if (rest.length !== (command.takesFunction ? 1 : 0)) {
+    stop(`Usage: ${command.usage}`, 2);
+  }
+  const options = Object.entries(parsed.values).flatMap(([option, value]) => [`--${option}`, value]);
+  return { args: [...command.serverless(fn ?? ''), ...options], profile: parsed.values['aws-profile'] };
+}
+
+/** Why the SDK finds no credentials, in one line; undefined when it finds some. */
+async function missingCredentials(given: string | undefined): Promise<string | undefined> {
+  try {
+    await defaultProvider(given === undefined ? {} : { profile: given })();
+    return undefined;
+  } catch (error) {
+    // An empty AWS_PROFILE is none, for the SDK too.
+    const profile = given ?? (process.env.AWS_PROFILE === '' ? undefined : process.env.AWS_PROFILE);
+    if (profile === undefined) {
+      return (
+        'No AWS credentials: set AWS_PROFILE (or --aws-profile) to a profile of ~/.aws/config, or ' +
+        'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (aws configure, or aws sso login)'
+      );
+    }
+    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+    // The SDK's message when the profile is not there at all says only that no provider answered.
+    return reason.includes('from any providers')
+      ? `No AWS credentials for profile "${profile}": add it to ~/.aws/config (aws configure --profile ${profile}) or sign in (aws sso login --profile ${profile})`
+      : `No AWS credentials for profile "${profile}": ${reason}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const { args, profile } = serverlessArgs(process.argv.slice(2));
+  const missing = await missingCredentials(profile);
+  if (missing !== undefined) stop(missing, 1);
+  const serverless = spawn(
+    process.execPath,
+    [resolve(__dirname, '../node_modules/serverless/bin/serverless.js'), ...args],
+    {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        // On Node 20 the SDK warns that its releases after January 2027 need Node 22: about
+        // deploys, which run nodejs22.x; here it would only come before every answer.
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED:
+          process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
+      },
+    },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => serverless.kill(signal));
+  }
+  const [code] = (await once(serverless, 'exit')) as [number | null];
+  process.exit(code ?? 1);
+}
+
+main().catch((error: unknown) => {
+  stop(error instanceof Error ? error.message : String(error), 1);
+});
