@@ -19,20 +19,55 @@ process.env.LOG_LEVEL ??= 'silent';
  */
 const TEST_WITHIN_MS = 60_000;
 
+/** Unit test files that run on every store (test/support/stores.ts): on the memory store in `unit`, on DynamoDB Local in `dynamodb`. */
+export const EVERY_STORE = [
+  'createTodo',
+  'deleteTodo',
+  'getTodo',
+  'idempotency',
+  'list-size',
+  'listTodos',
+  'model',
+  'store',
+  'updateTodo',
+];
+/** Unit test files of the DynamoDB store alone, or of the Java it needs: in `dynamodb` only. */
+export const DYNAMODB_ONLY = ['dynamodb-faults', 'dynamodb-log', 'dynamodb-store', 'exactly-once', 'local-dynamodb'];
+const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
+
+/** One DynamoDB Local for every project that needs one: jest runs a setup that several projects name once. */
+const withDynamoDb = {
+  globalSetup: '<rootDir>/test/dynamodb-setup.ts',
+  globalTeardown: '<rootDir>/test/dynamodb-teardown.ts',
+};
+
 const config: Config = {
   testTimeout: TEST_WITHIN_MS,
   // Most tests wait on other processes (servers, DynamoDB Local, the framework's commands): two
   // test files at a time keep a 2-core machine busy where jest's default (cores - 1) would run one.
   maxWorkers: Math.max(2, availableParallelism() - 1),
-  // One DynamoDB Local for every project (test/global-setup.ts).
+  // No test may change what the checkout's tools wrote (test/support/user-files.ts).
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   projects: [
     {
+      // `npm run test:unit`: the handlers, the HTTP edge, the memory store and the scripts, in
+      // seconds, with no Java: no DynamoDB Local.
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      testPathIgnorePatterns: unitFiles(DYNAMODB_ONLY),
+      setupFiles: ['<rootDir>/test/support/stores-memory.ts'],
+    },
+    {
+      // The same tests on the DynamoDB store, and its own, on DynamoDB Local.
+      displayName: 'dynamodb',
+      testEnvironment: 'node',
+      transform,
+      testMatch: unitFiles([...EVERY_STORE, ...DYNAMODB_ONLY]),
+      setupFiles: ['<rootDir>/test/support/stores-dynamodb.ts'],
+      ...withDynamoDb,
     },
     {
       // Real `serverless offline` processes over real HTTP; each test file starts its own.
@@ -40,12 +75,14 @@ const config: Config = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      ...withDynamoDb,
     },
     {
       displayName: 'system',
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/system/**/*.test.ts'],
+      ...withDynamoDb,
     },
     {
       // The shipped zips as AWS runs them: containers, a gateway, DynamoDB Local (harness/fleet.ts).
@@ -53,6 +90,7 @@ const config: Config = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/fleet/**/*.test.ts'],
+      ...withDynamoDb,
     },
     {
       // Tests that need programs from outside npm (Chromium, the AWS CLI): `npm run test:external`,
@@ -61,6 +99,7 @@ const config: Config = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/external/**/*.test.ts'],
+      ...withDynamoDb,
     },
   ],
 };

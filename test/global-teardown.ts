@@ -1,3 +1,14 @@
-export default async function globalTeardown(): Promise<void> {
-  await globalThis.testDynamoDb?.close();
+import { changedUserFiles, userFiles } from './support/user-files';
+
+/** Fails the run when a test changed what the checkout's tools had written, or left a work folder behind. */
+export default function globalTeardown(): void {
+  const before = globalThis.userFilesBefore;
+  if (before === undefined) return;
+  const changed = changedUserFiles(before, userFiles());
+  if (changed.length > 0) {
+    throw new Error(
+      `tests changed files of this checkout outside their scratch folders: ${changed.join(', ')}. ` +
+        'A test that packages, deploys or writes must do it in a scratch copy (harness/scratch.ts).',
+    );
+  }
 }

@@ -1,8 +1,9 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Bench } from 'tinybench';
-import type { FaultProxy } from '../../harness/fault-proxy';
+import { randomUUID } from 'node:crypto';
+import type { FaultProxy, SeenRequest } from '../../harness/fault-proxy';
 import { event, invoke } from '../../harness/event';
-import { startFleet } from '../../harness/fleet';
+import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload, type WorkloadReport } from '../../harness/history';
 import { createTodo } from '../../harness/routes';
 import { DynamoDbTodoStore } from '../../lib/dynamodb-store';
@@ -15,10 +16,11 @@ import { packagedAt, treesFor } from '../trees';
 /**
  * Writes that happen once (issue: every write happens exactly once), measured on the fleet
  * (harness/fleet.ts) under a bad day's network between the containers and DynamoDB (answers
- * after the SDK's timeout, answers lost after the write, requests landing late), and under
- * outages long enough that requests fail and their writes land later still. A mixed workload
- * runs twice per revision and network: without keys and without retries (what a late attempt undoes), and
+ * after the SDK's timeout, answers lost after the write, requests landing late): a mixed workload
+ * runs twice per revision: without keys and without retries (what a late attempt undoes), and
  * with every write keyed and sent again up to 3 times after a failure (what a retry duplicates).
+ * Then the issue's two faults alone, twenty times each: a PUT landing late, and a POST whose
+ * acknowledgements were all lost, sent again with its key.
  * `--baseline <ref>` runs the same against that revision's zips in the same run.
  *
  * And what a key costs: POST with and without an Idempotency-Key, per call on the memory store
@@ -39,38 +41,58 @@ function badDay(network: FaultProxy): void {
   );
 }
 
-/** An outage: DynamoDB's network stalls for STALL_MS every QUIET_MS + STALL_MS. */
-const QUIET_MS = 1_500;
-const STALL_MS = 4_000;
-/** What a stall held lands this long after the stall ends: after the retries it caused, and later writes. */
-const LAND_LATE_MS = 3_000;
+const TRIALS = 20;
 
-/**
- * Outages, until `done` settles: every request of a stall is held, so a request that started in
- * its first seconds spends all the SDK's attempts there and is answered 503, and every attempt
- * lands once the network is back, LAND_LATE_MS after, behind the requests that came after it.
- */
-async function outages(network: FaultProxy, done: Promise<unknown>): Promise<void> {
-  const state = { over: false };
-  const end = () => (state.over = true);
-  done.then(end, end);
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  for (;;) {
-    await pause(QUIET_MS);
-    if (state.over) return;
-    network.inject(() => true, { holdRequest: pause(STALL_MS + LAND_LATE_MS) }, Infinity);
-    await pause(STALL_MS);
-    network.heal();
-  }
+/** Writes, as the fault proxy sees them: a plain item write or a transaction. */
+const isWrite = (request: SeenRequest) =>
+  ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(request.operation);
+
+async function send(url: string, method: string, path: string, body: unknown, key?: string) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': `"${key}"` }) },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: response.status, text: await response.text() };
 }
 
-const DAYS = {
-  'bad day': (network: FaultProxy, done: Promise<unknown>) => {
-    badDay(network);
-    return done;
-  },
-  [`outages of ${STALL_MS / 1000} s every ${(QUIET_MS + STALL_MS) / 1000} s`]: outages,
-};
+/**
+ * The two faults of the issue, one at a time, TRIALS times each, on a fleet without other faults:
+ * - a PUT whose first attempt the network holds past the SDK's timeout: the retry is answered,
+ *   a later PUT is answered, then the first attempt lands. Counted: records left with the older title.
+ * - a POST whose every acknowledgement is lost though it was stored (a 503), sent again by its
+ *   client with its Idempotency-Key, as a client that retries does. Counted: titles stored twice.
+ */
+async function lateLandings(fleet: Fleet): Promise<{ olderKept: number; storedTwice: number }> {
+  let olderKept = 0;
+  let storedTwice = 0;
+  for (let i = 0; i < TRIALS; i++) {
+    const first = `late ${i} ${randomUUID()}`;
+    let release: (value?: unknown) => void = () => undefined;
+    const isFirst = (request: SeenRequest) => isWrite(request) && request.body.includes(first);
+    fleet.proxy.inject(isFirst, { holdRequest: new Promise((resolve) => (release = resolve)) });
+    await send(fleet.url, 'PUT', '/todos/1', { title: first });
+    await send(fleet.url, 'PUT', '/todos/1', { title: `later ${i}` });
+    const landed = fleet.proxy.landed(isFirst);
+    release();
+    await landed;
+    const now = JSON.parse((await fetch(`${fleet.url}/todos/1`).then((r) => r.text())) || '{}') as { title?: string };
+    if (now.title !== `later ${i}`) olderKept++;
+
+    const title = `retried ${i} ${randomUUID()}`;
+    const key = randomUUID();
+    fleet.proxy.inject((request) => isWrite(request) && request.body.includes(title), { dropAnswer: true }, 3);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const answer = await send(fleet.url, 'POST', '/todos', { title }, key);
+      if (answer.status < 500) break;
+    }
+    fleet.proxy.heal();
+    const list = JSON.parse(await fetch(`${fleet.url}/todos`).then((r) => r.text())) as { title: string }[];
+    if (list.filter((todo) => todo.title === title).length > 1) storedTwice++;
+  }
+  return { olderKept, storedTwice };
+}
 
 const note = (report: WorkloadReport) =>
   `${report.history.length} requests; answers ${JSON.stringify(report.statuses)}; ` +
@@ -82,42 +104,64 @@ export async function exactlyOnce(options: BenchOptions): Promise<Row[]> {
   try {
     for (const tree of treesFor(options.baseline)) {
       const packaged = await packagedAt(tree);
-      for (const [day, faults] of Object.entries(DAYS)) {
-        for (const keyed of [false, true]) {
-          const fleet = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
-          try {
-            const workload = runWorkload(fleet.url, {
-              clients: CLIENTS,
-              requestsPerClient: REQUESTS_PER_CLIENT,
-              keyed,
-              retries: keyed ? 3 : 0,
-            });
-            const [report] = await Promise.all([workload, faults(fleet.proxy, workload)]);
-            fleet.proxy.heal();
-            const how = `${day}, ${keyed ? 'keyed writes, each sent again up to 3 times' : 'no keys, no retries'}`;
-            rows.push(
-              {
-                section: 'exactlyOnce',
-                name: `${tree.name}: ${how}: records holding a value a later acknowledged write replaced`,
-                value: report.wrongValues,
-                unit: 'records',
-                budget: '0',
-                met: report.wrongValues === 0,
-                note: note(report),
-              },
-              {
-                section: 'exactlyOnce',
-                name: `${tree.name}: ${how}: requests stored twice`,
-                value: report.duplicates,
-                unit: 'requests',
-                budget: '0',
-                met: report.duplicates === 0,
-              },
-            );
-          } finally {
-            await fleet.stop();
-          }
+      for (const keyed of [false, true]) {
+        const fleet = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
+        try {
+          badDay(fleet.proxy);
+          const report = await runWorkload(fleet.url, {
+            clients: CLIENTS,
+            requestsPerClient: REQUESTS_PER_CLIENT,
+            keyed,
+            retries: keyed ? 3 : 0,
+          });
+          fleet.proxy.heal();
+          const how = `bad day, ${keyed ? 'keyed writes, each sent again up to 3 times' : 'no keys, no retries'}`;
+          rows.push(
+            {
+              section: 'exactlyOnce',
+              name: `${tree.name}: ${how}: records holding a value a later acknowledged write replaced`,
+              value: report.wrongValues,
+              unit: 'records',
+              budget: '0',
+              met: report.wrongValues === 0,
+              note: note(report),
+            },
+            {
+              section: 'exactlyOnce',
+              name: `${tree.name}: ${how}: requests stored twice`,
+              value: report.duplicates,
+              unit: 'requests',
+              budget: '0',
+              met: report.duplicates === 0,
+            },
+          );
+        } finally {
+          await fleet.stop();
         }
+      }
+      const fleet = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
+      try {
+        const { olderKept, storedTwice } = await lateLandings(fleet);
+        rows.push(
+          {
+            section: 'exactlyOnce',
+            name: `${tree.name}: PUT whose first attempt lands after its retry and a later PUT: records left with the older title, of ${TRIALS}`,
+            value: olderKept,
+            unit: 'records',
+            budget: '0',
+            met: olderKept === 0,
+          },
+          {
+            section: 'exactlyOnce',
+            name: `${tree.name}: POST stored but every acknowledgement lost, sent again with its Idempotency-Key: titles stored twice, of ${TRIALS}`,
+            value: storedTwice,
+            unit: 'titles',
+            budget: '0',
+            met: storedTwice === 0,
+          },
+        );
+      } finally {
+        await fleet.stop();
       }
     }
 

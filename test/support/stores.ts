@@ -57,8 +57,8 @@ export function dynamoDbStoreAt(endpoint: string, table: string): DynamoDbTodoSt
   return new DynamoDbTodoStore(localDocumentClient(endpoint), table);
 }
 
-/** Every store implementation; handler and store tests run once per entry (`describe.each`). */
-export const STORES: readonly StoreUnderTest[] = [
+/** Every store implementation. */
+const ALL_STORES: readonly StoreUnderTest[] = [
   {
     name: 'memory',
     fresh: () => {
@@ -71,3 +71,12 @@ export const STORES: readonly StoreUnderTest[] = [
     fresh: async (options) => dynamoDbStore(await freshTable(), options),
   },
 ];
+
+/**
+ * The stores this run tests; handler and store tests run once per entry (`describe.each`). A
+ * jest project picks them with TODO_TEST_STORES (jest.config.ts): `unit` the memory store,
+ * `dynamodb` DynamoDB Local; a run outside the projects, both.
+ */
+export const STORES: readonly StoreUnderTest[] = ALL_STORES.filter((store) =>
+  (process.env.TODO_TEST_STORES ?? 'memory,dynamodb').split(',').includes(store.name),
+);

@@ -6,7 +6,7 @@ import { runCommand, runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
 import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../../harness/routes';
-import { withScratchCopy } from '../../harness/scratch';
+import { scratchCopy, withScratchCopy, type ScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
 import { expectCreated, expectJson } from '../support/expectations';
 
@@ -66,13 +66,20 @@ describe('sample events (events/<function>.json)', () => {
 });
 
 describe('commands beside a running `npm start`', () => {
+  // In a scratch copy: `serverless package` empties the service's .serverless/, and this
+  // checkout's is its user's.
+  let scratch: ScratchCopy;
   let server: OfflineServer;
   let api: ApiClient;
   beforeAll(async () => {
-    server = await startOffline({ script: 'start' });
+    scratch = scratchCopy();
+    server = await startOffline({ script: 'start', cwd: scratch.dir });
     api = new ApiClient(server.url);
   }, START_WITHIN_MS);
-  afterAll(() => server.stop());
+  afterAll(async () => {
+    await server.stop();
+    scratch.remove();
+  });
 
   async function expectEveryRouteAnswers(): Promise<void> {
     const created = await api.post('/todos', { title: 'beside' });
@@ -91,6 +98,7 @@ describe('commands beside a running `npm start`', () => {
       const out = mkdtempSync(join(tmpdir(), 'todo-package-'));
       try {
         const packaged = await runCommand('npm', ['run', '--silent', 'package', '--', '--package', out], {
+          cwd: scratch.dir,
           env: { PORT: String(server.port) },
         });
         expect(packaged.code).toBe(0);
@@ -106,6 +114,7 @@ describe('commands beside a running `npm start`', () => {
     '`serverless invoke local` with the same PORT leaves every route answering',
     async () => {
       const invoked = await runServerless(['invoke', 'local', '-f', 'getTodo', '--path', eventFile('getTodo')], {
+        cwd: scratch.dir,
         env: { PORT: String(server.port) },
       });
       expect(invoked.code).toBe(0);

@@ -8,45 +8,7 @@ import { httpHandler } from '../../lib/http';
 import { errorFields, logLevelFrom, readLogLevel, writeLine } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { requestLogLine } from '../support/expectations';
-import { dynamoDbStore, freshTable } from '../support/stores';
-
-/** Every line written to fd 1 while `run` runs, parsed as JSON (each must be). */
-async function logLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const written: string[] = [];
-  const spy = jest.spyOn(fs, 'writeSync').mockImplementation((fd: number, data: unknown) => {
-    if (fd !== 1 || !(data instanceof Uint8Array)) throw new Error(`unexpected write to ${fd}`);
-    written.push(Buffer.from(data).toString('utf8'));
-    return data.length;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return written
-    .join('')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-/** Sets LOG_LEVEL (or unsets it) and has lib/log.ts read it, as a container starting with it would. */
-function setLogLevel(level: string | undefined): void {
-  if (level === undefined) delete process.env.LOG_LEVEL;
-  else process.env.LOG_LEVEL = level;
-  readLogLevel();
-}
-
-/** Runs `body` with LOG_LEVEL set as a container would have it, and puts the old value back. */
-async function withLogLevel<T>(level: string | undefined, body: () => Promise<T>): Promise<T> {
-  const saved = process.env.LOG_LEVEL;
-  setLogLevel(level);
-  try {
-    return await body();
-  } finally {
-    setLogLevel(saved);
-  }
-}
+import { logLines, withLogLevel } from '../support/logs';
 
 /** The handlers as deployed: logging at the default level, info. */
 describe('request logs', () => {
@@ -164,20 +126,6 @@ describe('LOG_LEVEL', () => {
       readLogLevel();
       expect(await logLines(() => invoke(handler, event({ id: '1' })))).toHaveLength(1);
     });
-  });
-
-  it('debug adds a line for each DynamoDB request, with how many attempts and how long it took', async () => {
-    const store = dynamoDbStore(await freshTable());
-    await store.list();
-    const handler = getTodo(store);
-    const debug = await withLogLevel('debug', () => logLines(() => invoke(handler, event({ id: '1' }))));
-    expect(debug).toEqual([
-      expect.objectContaining({ level: 'debug', message: 'dynamodb', operation: 'GetItem', attempts: 1 }),
-      expect.objectContaining({ level: 'info', message: 'request', status: 200 }),
-    ]);
-    expect(debug[0]).toHaveProperty('durationMs', expect.any(Number));
-    const info = await withLogLevel('info', () => logLines(() => invoke(handler, event({ id: '1' }))));
-    expect(info).toEqual([expect.objectContaining({ level: 'info', message: 'request' })]);
   });
 
   it('is read case-insensitively, and an unknown value means info', () => {
