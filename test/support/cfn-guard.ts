@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import type { Template } from '../../harness/package';
@@ -11,19 +11,54 @@ import { PROJECT_ROOT } from '../../harness/project';
  * cfn-guard with AWS Control Tower's proactive controls, both as
  * @cdklabs/cdk-validator-cfnguard ships them (a cfn-guard binary per platform, and the rules),
  * run on a template. A finding is a rule that a resource of the template does not keep.
+ *
+ * The package is installed here, where the checks run, not with the project: it names aws-cdk-lib
+ * (161 MB) as a peer for its CDK plugin, which these checks do not use, and that peer was a fifth
+ * of every `npm install`. It goes into node_modules/.cache, without its peer and without running
+ * any install script, once per machine (36 MB, a few seconds).
  */
 
 const run = promisify(execFile);
-const PACKAGE = dirname(require.resolve('@cdklabs/cdk-validator-cfnguard/package.json'));
-export const CONTROL_TOWER_RULES = join(PACKAGE, 'rules/control-tower/cfn-guard');
+/** The rules' version: a change to it is a reviewed change, like one to cfn-guard-exceptions.yaml. */
+export const RULES_PACKAGE = '@cdklabs/cdk-validator-cfnguard@0.0.62';
+const INSTALLED = join(PROJECT_ROOT, 'node_modules/.cache/todo-api/cfn-guard', RULES_PACKAGE.replace(/[@/]/g, '_'));
 
-function guardBinary(): string {
+let installing: Promise<string> | undefined;
+
+/** Where the rules package is, once installed. */
+function rulesPackage(): Promise<string> {
+  installing ??= (async () => {
+    const dir = join(INSTALLED, 'node_modules/@cdklabs/cdk-validator-cfnguard');
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    // Installed beside, then moved: two test files may need it at once.
+    const building = `${INSTALLED}.${process.pid}.tmp`;
+    rmSync(building, { recursive: true, force: true });
+    mkdirSync(building, { recursive: true });
+    writeFileSync(join(building, 'package.json'), '{"private":true}');
+    await run(
+      'npm',
+      ['install', '--no-save', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund', RULES_PACKAGE],
+      { cwd: building },
+    );
+    if (existsSync(join(dir, 'package.json'))) rmSync(building, { recursive: true, force: true });
+    else renameSync(building, INSTALLED);
+    return dir;
+  })();
+  return installing;
+}
+
+/** The Control Tower rules, installed if need be. */
+export async function controlTowerRules(): Promise<string> {
+  return join(await rulesPackage(), 'rules/control-tower/cfn-guard');
+}
+
+async function guardBinary(): Promise<string> {
   const os = { linux: 'ubuntu', darwin: 'macos' }[process.platform as string];
   const arch = { x64: 'x86_64', arm64: 'aarch64' }[process.arch as string];
   if (os === undefined || arch === undefined) {
-    throw new Error(`@cdklabs/cdk-validator-cfnguard ships no cfn-guard for ${process.platform}/${process.arch}`);
+    throw new Error(`${RULES_PACKAGE} ships no cfn-guard for ${process.platform}/${process.arch}`);
   }
-  return join(PACKAGE, 'bin', os, arch, 'cfn-guard');
+  return join(await rulesPackage(), 'bin', os, arch, 'cfn-guard');
 }
 
 export interface Finding {
@@ -66,8 +101,8 @@ export async function guardFindings(template: Template): Promise<Finding[]> {
     const data = join(dir, 'template.json');
     writeFileSync(data, JSON.stringify(template));
     const { stdout } = await run(
-      guardBinary(),
-      ['validate', '--rules', CONTROL_TOWER_RULES, '--data', data, '--output-format', 'json', '--show-summary', 'none'],
+      await guardBinary(),
+      ['validate', '--rules', await controlTowerRules(), '--data', data, '--output-format', 'json', '--show-summary', 'none'],
       { maxBuffer: 256 * 1024 * 1024 },
     ).catch((error: unknown) => {
       // cfn-guard exits 19 when a rule fails: the report is what matters.
