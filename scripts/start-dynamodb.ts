@@ -6,17 +6,49 @@
  * port, in memory, for as long as it runs. Either way it creates the table if it is missing.
  * TODOS_TABLE names it (`todos`).
  */
+// First: the SDK's notice that its 2027 releases need Node 22 is about deploys (nodejs22.x);
+// here, on Node 20, it would only bury what this command says.
+import './quiet-sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient, startDynamoDbLocal } from './local-dynamodb';
 
+/** What a refused connection looks like from the SDK: the socket's error, maybe wrapped. */
+function refused(error: unknown): boolean {
+  const text =
+    error instanceof Error ? `${error.name} ${error.message} ${String((error as { code?: unknown }).code)}` : '';
+  const inner = error instanceof AggregateError ? error.errors : [];
+  return text.includes('ECONNREFUSED') || inner.some(refused);
+}
+
 async function main(): Promise<void> {
   const table = process.env.TODOS_TABLE ?? 'todos';
-  const embedded = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal();
-  const endpoint = process.env.DYNAMODB_ENDPOINT ?? embedded?.endpoint ?? '';
-  console.log(`DynamoDB store: table "${table}" at ${endpoint}${embedded ? ' (DynamoDB Local, in memory)' : ''}`);
-  await ensureTable(localClient(endpoint), table);
+  const given = process.env.DYNAMODB_ENDPOINT;
+  const embedded = given
+    ? undefined
+    : await startDynamoDbLocal({
+        progress: (line) => {
+          console.log(line);
+        },
+      });
+  const endpoint = embedded?.endpoint ?? given ?? '';
+  if (given) console.log(`DynamoDB at ${given} (DYNAMODB_ENDPOINT)`);
+  try {
+    await ensureTable(localClient(endpoint), table);
+  } catch (error) {
+    if (given && refused(error)) {
+      const port = new URL(given).port;
+      const command = `npm run dynamodb${port === '8000' ? '' : ` -- --port ${port}`}`;
+      throw new Error(
+        `Nothing answers at ${given} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`${command}\` ` +
+          'in another terminal, or unset DYNAMODB_ENDPOINT and this command starts its own',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  console.log(`Table "${table}" ready; starting the API with the DynamoDB store…`);
 
   const serverless = spawn(
     process.execPath,
@@ -37,10 +69,6 @@ async function main(): Promise<void> {
         AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? LOCAL_CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? LOCAL_CREDENTIALS.secretAccessKey,
         AWS_REGION: process.env.AWS_REGION ?? LOCAL_REGION,
-        // On Node 20 the SDK warns that its releases after January 2027 need Node 22: true, and
-        // about deploys, which run nodejs22.x; locally it would only bury the request log.
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED:
-          process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
       },
     },
   );

@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { runCommand } from '../../harness/cli';
+import { START_WITHIN_MS, startOffline } from '../../harness/offline';
+import { PROJECT_ROOT, freePort } from '../../harness/project';
+
+/**
+ * `npm run start:dynamodb` says what it is doing, a line a step, while it takes its seconds to
+ * start; says what to run when the DynamoDB it was pointed at is not there; and does not print
+ * the AWS SDK's Node-version notice, as the README says.
+ */
+describe('npm run start:dynamodb', () => {
+  it(
+    'prints a line a step: Java found, DynamoDB Local up, table ready, server listening; and no SDK notice',
+    async () => {
+      const server = await startOffline({ script: 'start:dynamodb', env: { DYNAMODB_ENDPOINT: '' } });
+      try {
+        const output = server.output();
+        const steps = [
+          /Java found: .*version "\d+/,
+          /DynamoDB Local up at http:\/\/127\.0\.0\.1:\d+, data in memory, in [\d.]+ s/,
+          /Table "todos" ready/,
+          new RegExp(`Server ready: http://localhost:${server.port}`),
+        ].map((step) => output.search(step));
+        expect(steps.every((at) => at >= 0)).toBe(true);
+        expect([...steps].sort((a, b) => a - b)).toEqual(steps);
+        expect(output).not.toMatch(/NodeVersionSupportWarning|will require node >=22/);
+      } finally {
+        await server.stop();
+      }
+    },
+    START_WITHIN_MS,
+  );
+
+  it(
+    'stops in one line saying what to run when nothing answers at DYNAMODB_ENDPOINT',
+    async () => {
+      const port = await freePort();
+      const endpoint = `http://127.0.0.1:${port}`;
+      // As npm runs it, without npm's own notices.
+      const result = await runCommand(
+        process.execPath,
+        [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
+        { env: { DYNAMODB_ENDPOINT: endpoint } },
+      );
+      expect(result.code).toBe(1);
+      expect(`${result.stdout}${result.stderr}`.trim().split('\n')).toEqual([
+        `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)`,
+        `Nothing answers at ${endpoint} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`npm run dynamodb -- --port ${port}\` in another terminal, or unset DYNAMODB_ENDPOINT and this command starts its own`,
+      ]);
+    },
+    START_WITHIN_MS,
+  );
+});
