@@ -102,7 +102,17 @@ export async function guardFindings(template: Template): Promise<Finding[]> {
     writeFileSync(data, JSON.stringify(template));
     const { stdout } = await run(
       await guardBinary(),
-      ['validate', '--rules', await controlTowerRules(), '--data', data, '--output-format', 'json', '--show-summary', 'none'],
+      [
+        'validate',
+        '--rules',
+        await controlTowerRules(),
+        '--data',
+        data,
+        '--output-format',
+        'json',
+        '--show-summary',
+        'none',
+      ],
       { maxBuffer: 256 * 1024 * 1024 },
     ).catch((error: unknown) => {
       // cfn-guard exits 19 when a rule fails: the report is what matters.
