@@ -4,7 +4,7 @@
  * no library in the bundle and no call to CloudWatch.
  *
  * Each is a count in the stage's namespace (TODO_METRICS_NAMESPACE, `todo-api/<stage>` from
- * serverless.yml), with no dimensions: five metrics a stage, billed only for the hours they get
+ * serverless.yml), with no dimensions: six metrics a stage, billed only for the hours they get
  * data, so an idle stage costs nothing. A line carries the `_aws` block only when it has a metric.
  */
 export type Metric =

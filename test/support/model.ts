@@ -117,7 +117,7 @@ const mayNameARecord = (id: string | undefined) => Number.isSafeInteger(Number(i
 
 /**
  * What the service must answer, applying the request to the model, with its Idempotency-Key
- * (README, "Retrying"): the key is checked first, then the body, then the id; a request that
+ * (docs/design.md, "Retrying"): the key is checked first, then the body, then the id; a request that
  * changes nothing (a 404, an empty PUT) is answered as without its key; otherwise a key claimed
  * before answers its first reply again (422 for another request), and a write claims its key.
  * GET takes no key.
