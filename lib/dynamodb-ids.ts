@@ -10,6 +10,8 @@ import { backoff, pause, type DynamoDbSender } from './dynamodb-client';
 import {
   COUNTER_KEY,
   EXPIRES,
+  ITEM_OVERHEAD_BYTES,
+  MAX_TRANSACTION_BYTES,
   TODO_PARTITION,
   cancellations,
   claimPut,
@@ -68,8 +70,6 @@ const MAX_WAIT_MS = 500;
 const RETRACT_BEFORE_MS = 300;
 /** Intents one transaction takes: up to four actions each (record, intent, outcome, key) and the counter. */
 const MAX_INTENTS = 24;
-/** Titles one transaction takes: DynamoDB allows 4 MB, and each title is in a record and an intent. */
-const MAX_TITLE_BYTES = 1_500_000;
 
 /** A POST as the queue sees it. */
 export interface NewTodo {
@@ -240,8 +240,10 @@ export class IdAllocator {
           }
           this.#contendedUntil = Date.now() + CONTENDED_FOR_MS;
           if (outcomes.every((outcome) => outcome === undefined)) return undefined;
-          const rest = await Promise.all(open.map(({ post }) => this.#queued(post, signal, deadline)));
-          open.forEach(({ i }, j) => (outcomes[i] = rest[j]));
+          // Those whose key's replay settled them just now stay settled.
+          const unsettled = open.filter(({ i }) => outcomes[i] === undefined);
+          const rest = await Promise.all(unsettled.map(({ post }) => this.#queued(post, signal, deadline)));
+          unsettled.forEach(({ i }, j) => (outcomes[i] = rest[j]));
           continue;
         }
         if (!settled) refuseWhatDoesNotFit(open, now, outcomes);
@@ -390,14 +392,14 @@ export class IdAllocator {
     }
     const stale = Date.now() - INTENT_LIFETIME_MS;
     let dropped = queue.filter((intent) => intent.id / 1000 < stale);
-    let titleBytes = 0;
+    let bytes = 0;
     // A transaction may touch an item once: of intents with one key, the first goes now, and the
     // others in a later commit, which finds the key claimed and answers them with its replay.
     const keys = new Set<string>();
     let live = queue
       .filter((intent) => intent.id / 1000 >= stale)
       .filter((intent) => !intent.claim || (!keys.has(intent.claim.key) && keys.add(intent.claim.key)))
-      .filter((intent) => (titleBytes += Buffer.byteLength(intent.title)) <= MAX_TITLE_BYTES || intent.uuid === mine);
+      .filter((intent) => (bytes += committedBytes(intent)) <= MAX_TRANSACTION_BYTES || intent.uuid === mine);
     const refused = new Map<string, StoredOutcome>();
     for (;;) {
       const writes = live
@@ -582,6 +584,10 @@ export class IdAllocator {
     );
   }
 }
+
+/** What committing an intent writes of its title: in its record, its outcome and, with a key, the claim. */
+const committedBytes = (intent: Intent) =>
+  (Buffer.byteLength(intent.title) + ITEM_OVERHEAD_BYTES) * (intent.claim ? 3 : 2);
 
 const bytesOf = (todos: readonly Todo[]) => todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 

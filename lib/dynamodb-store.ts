@@ -11,6 +11,8 @@ import { DynamoDbSender, backoff, documentClient, dynamoDbClientConfig, unlessAb
 import { IdAllocator } from './dynamodb-ids';
 import {
   COUNTER_KEY,
+  ITEM_OVERHEAD_BYTES,
+  MAX_TRANSACTION_BYTES,
   TODO_PARTITION,
   atVersion,
   cancellations,
@@ -65,11 +67,8 @@ export { TABLE_KEY } from './dynamodb-table';
  * A single partition caps the table near 1,000 writes/s, far above what one to-do list needs.
  */
 
-/** DynamoDB's limits on one transaction: 100 actions (one is the counter) and 4 MB. */
+/** DynamoDB's limit on one transaction's actions: 100, one of them the counter. */
 const MAX_BATCH_ITEMS = 99;
-const MAX_BATCH_BYTES = 3_500_000;
-/** A generous size of a record's item beyond its title: key, attribute names, numbers. */
-const ITEM_OVERHEAD_BYTES = 100;
 
 /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
 const DEFAULT_BUDGET_MS = 9_000;
@@ -446,7 +445,7 @@ export class DynamoDbTodoStore implements TodoStore {
     for (const pending of [...this.#pending]) {
       const size = Buffer.byteLength(pending.title) + ITEM_OVERHEAD_BYTES;
       const adds = pending.claim ? 2 : 1;
-      if (batch.length > 0 && (items + adds > MAX_BATCH_ITEMS || bytes + size * adds > MAX_BATCH_BYTES)) break;
+      if (batch.length > 0 && (items + adds > MAX_BATCH_ITEMS || bytes + size * adds > MAX_TRANSACTION_BYTES)) break;
       if (pending.claim) {
         if (keys.has(pending.claim.key)) continue;
         keys.add(pending.claim.key);

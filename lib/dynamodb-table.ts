@@ -23,6 +23,10 @@ import type { IdempotencyClaim, Todo, Written } from './todos';
 export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
 export const TODO_PARTITION = 'TODO';
 export const COUNTER_KEY = { pk: 'COUNTER', id: 0 };
+/** DynamoDB's limit on one transaction is 4 MB: what the store lets one carry, with room for keys and names. */
+export const MAX_TRANSACTION_BYTES = 3_500_000;
+/** A generous size of an item beyond its title: key, attribute names, numbers. */
+export const ITEM_OVERHEAD_BYTES = 100;
 /** The attribute DynamoDB's time to live reads (serverless.yml): epoch seconds. */
 export const EXPIRES = 'expires';
 
@@ -107,7 +111,7 @@ export function claimPut(table: string, claim: IdempotencyClaim | undefined, tod
           [EXPIRES]: Math.ceil(claim.expiresAt / 1000),
           ...(todo && { todo }),
         },
-        ConditionExpression: 'attribute_not_exists(pk) OR #expires < :now',
+        ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
         ExpressionAttributeNames: { '#expires': EXPIRES },
         ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -85,6 +85,8 @@ function claimed<T>(
   const value = write();
   if (value === undefined || value === null) return undefined as Extract<T, undefined>;
   if (claim) {
+    // An expired key claimed again goes to the back, as the newest; only a new key evicts the oldest.
+    state.claims.delete(claim.key);
     if (state.claims.size >= MAX_KEPT_CLAIMS) state.claims.delete(state.claims.keys().next().value ?? '');
     state.claims.set(claim.key, { ...claim, value });
   }

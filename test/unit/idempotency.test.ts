@@ -170,4 +170,16 @@ describe('the memory store’s keys', () => {
     expect((await sent(0)).headers).not.toHaveProperty('idempotent-replayed');
     expect((await sent(2)).headers).toHaveProperty('idempotent-replayed', 'true');
   });
+
+  it('keeps a key claimed again after it expired as the newest, and forgets no other key for it', async () => {
+    const post = handlersOn(memoryStore).createTodo;
+    const sent = (i: number) => invoke(post, event(keyed(`k${i}`, { method: 'POST', body: { title: `t${i}` } })));
+    for (let i = 0; i < MAX_KEPT_CLAIMS; i++) await sent(i);
+    // A day later every key has expired, and k5 is claimed again, by a new request.
+    jest.spyOn(Date, 'now').mockReturnValue(Date.now() + KEY_LIFETIME_MS + 1_000);
+    expect((await sent(5)).headers).not.toHaveProperty('idempotent-replayed');
+    // Six new keys push out the six oldest claims: k0 to k4, and k6. Not k5, the newest but six.
+    for (let i = MAX_KEPT_CLAIMS; i < MAX_KEPT_CLAIMS + 6; i++) await sent(i);
+    expect((await sent(5)).headers).toHaveProperty('idempotent-replayed', 'true');
+  });
 });
