@@ -63,12 +63,16 @@ const INSTALL_JAVA =
   `apt-get install openjdk-${JAVA_MAJOR}-jre-headless; macOS: brew install openjdk@${JAVA_MAJOR}), ` +
   'or set DYNAMODB_ENDPOINT to a DynamoDB you run.';
 
-/** Throws, naming what to install, unless `java` is Java 17 or newer. */
-/** Checks that Java 17 or newer is on the PATH, and returns what it says it is (`openjdk version "17.0.18" …`). */
+/**
+ * Throws, naming what to install, unless `java` is Java 17 or newer; returns the line where it
+ * says its version (`openjdk version "17.0.18" …`). Java may print other lines first
+ * ("Picked up JAVA_TOOL_OPTIONS: …").
+ */
 export function checkJava(): string {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8', env: process.env });
   if (probe.error !== undefined) throw new Error(`${INSTALL_JAVA} (java: ${probe.error.message})`);
-  const version = `${probe.stderr}${probe.stdout}`.split('\n')[0] ?? '?';
+  const lines = `${probe.stderr}${probe.stdout}`.split('\n');
+  const version = lines.find((line) => line.includes(' version "')) ?? lines[0] ?? '?';
   const major = Number(/version "(?:1\.)?(\d+)/.exec(version)?.[1]);
   if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${version})`);
   return version;

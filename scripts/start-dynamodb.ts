@@ -25,6 +25,9 @@ function refused(error: unknown): boolean {
 async function main(): Promise<void> {
   const table = process.env.TODOS_TABLE ?? 'todos';
   const given = process.env.DYNAMODB_ENDPOINT;
+  if (given && !/^https?:$/.test(URL.canParse(given) ? new URL(given).protocol : '')) {
+    throw new Error(`DYNAMODB_ENDPOINT must be a URL, such as http://127.0.0.1:8000, not "${given}"`);
+  }
   const embedded = given
     ? undefined
     : await startDynamoDbLocal({
@@ -38,7 +41,8 @@ async function main(): Promise<void> {
     await ensureTable(localClient(endpoint), table);
   } catch (error) {
     if (given && refused(error)) {
-      const port = new URL(given).port;
+      const url = new URL(given);
+      const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
       const command = `npm run dynamodb${port === '8000' ? '' : ` -- --port ${port}`}`;
       throw new Error(
         `Nothing answers at ${given} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`${command}\` ` +

@@ -51,4 +51,20 @@ describe('npm run start:dynamodb', () => {
     },
     START_WITHIN_MS,
   );
+
+  it(
+    'stops in one line when DYNAMODB_ENDPOINT is not a URL',
+    async () => {
+      const result = await runCommand(
+        process.execPath,
+        [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
+        { env: { DYNAMODB_ENDPOINT: 'localhost:8000' } },
+      );
+      expect({ code: result.code, output: `${result.stdout}${result.stderr}`.trim() }).toEqual({
+        code: 1,
+        output: 'DYNAMODB_ENDPOINT must be a URL, such as http://127.0.0.1:8000, not "localhost:8000"',
+      });
+    },
+    START_WITHIN_MS,
+  );
 });

@@ -20,4 +20,15 @@ describe('checkJava', () => {
       process.env.PATH = saved;
     }
   });
+
+  it('finds the version line though Java prints others first (JAVA_TOOL_OPTIONS)', () => {
+    const saved = process.env.JAVA_TOOL_OPTIONS;
+    process.env.JAVA_TOOL_OPTIONS = '-Dfile.encoding=UTF-8';
+    try {
+      expect(checkJava()).toMatch(/version "\d+/);
+    } finally {
+      if (saved === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+      else process.env.JAVA_TOOL_OPTIONS = saved;
+    }
+  });
 });
