@@ -11,11 +11,11 @@ export interface ScratchCopy {
   remove(): void;
 }
 
-/** A throwaway copy of the project, for tests that edit source files. */
-export function scratchCopy(): ScratchCopy {
+/** A throwaway copy of the project (or of another checkout of it: `from`), for tests that edit source files. */
+export function scratchCopy(from = PROJECT_ROOT): ScratchCopy {
   const dir = mkdtempSync(join(tmpdir(), 'todo-scratch-'));
-  for (const entry of PROJECT_FILES) cpSync(join(PROJECT_ROOT, entry), join(dir, entry), { recursive: true });
-  symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  for (const entry of PROJECT_FILES) cpSync(join(from, entry), join(dir, entry), { recursive: true });
+  symlinkSync(join(from, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return {
     dir,
     remove: () => {

@@ -29,6 +29,10 @@ const GATE = Symbol.for('todo-api.dev-reload');
 const GATE_MARK = '// todo-api dev gate';
 /** An editor's save is often several events: one rebuild follows them. */
 const SETTLE_MS = 25;
+/** What esbuild may read: editors' swap, backup and temporary files (dotfiles, `~`, `4913`) are not. */
+const SOURCE = /^[^.].*\.(ts|js|cjs|mjs|json)$/;
+/** @param {string} name */
+const ignored = (name) => name.startsWith('.');
 
 /**
  * @typedef {{ bundle(): Promise<void>, buildDirPath: string, functionEntries: { entry: string }[] }} EsbuildPlugin
@@ -45,7 +49,7 @@ class DevReload {
     this.log = log;
     this.serviceDir = serviceDir;
     this.roots = folders.map((folder) => path.join(serviceDir, folder));
-    /** The sources the current bundles were built from; taken before esbuild's first build. */
+    /** The sources the current bundles were built from, taken before esbuild's first build. */
     this.built = this.sources();
     /** @type {Promise<void> | undefined} */
     this.building = undefined;
@@ -61,19 +65,30 @@ class DevReload {
     this.installGates();
     /** @type {NodeJS.Timeout | undefined} */
     let settle;
-    this.watcher = chokidar.watch(this.roots, { ignoreInitial: true }).on('all', () => {
-      clearTimeout(settle);
-      settle = setTimeout(() => void this.fresh(), SETTLE_MS);
-    });
+    this.watcher = chokidar
+      .watch(this.roots, {
+        ignoreInitial: true,
+        ignored: (file, stats) =>
+          ignored(path.basename(file)) || (stats?.isFile() === true && !SOURCE.test(path.basename(file))),
+      })
+      .on('all', () => {
+        clearTimeout(settle);
+        settle = setTimeout(() => {
+          this.fresh().catch((/** @type {unknown} */ error) => {
+            this.log.error(`Reload failed: ${String(error)}`);
+          });
+        }, SETTLE_MS);
+      });
   }
 
   async close() {
     await this.watcher?.close();
   }
 
-  /** A digest of every file under the watched folders: names and contents. */
+  /** Every source file under the watched folders, relative to the project, with a digest of its contents. */
   sources() {
-    const hash = createHash('sha1');
+    /** @type {Map<string, string>} */
+    const files = new Map();
     /** @param {string} dir */
     const walk = (dir) => {
       let entries;
@@ -82,12 +97,16 @@ class DevReload {
       } catch {
         return;
       }
-      for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      for (const entry of entries) {
         const file = path.join(dir, entry.name);
+        if (ignored(entry.name)) continue;
         if (entry.isDirectory()) walk(file);
-        else {
+        else if (SOURCE.test(entry.name)) {
           try {
-            hash.update(`${file}\0`).update(readFileSync(file)).update('\0');
+            files.set(
+              path.relative(this.serviceDir, file),
+              createHash('sha1').update(readFileSync(file)).digest('hex'),
+            );
           } catch {
             // Gone between the listing and the read: the next look sees it gone.
           }
@@ -95,12 +114,21 @@ class DevReload {
       }
     };
     for (const root of this.roots) walk(root);
-    return hash.digest('hex');
+    return files;
+  }
+
+  /**
+   * The files that differ between the last build's sources and `now`: changed, added or removed.
+   * @param {Map<string, string>} now
+   */
+  changes(now) {
+    const names = new Set([...this.built.keys(), ...now.keys()]);
+    return [...names].filter((name) => this.built.get(name) !== now.get(name)).sort();
   }
 
   /** Resolves once the bundles are built from the sources as they are now. */
   fresh() {
-    if (this.building === undefined && this.sources() === this.built) return Promise.resolve();
+    if (this.building === undefined && this.changes(this.sources()).length === 0) return Promise.resolve();
     this.building ??= this.rebuild().finally(() => {
       this.building = undefined;
     });
@@ -111,12 +139,15 @@ class DevReload {
   async rebuild() {
     for (;;) {
       const sources = this.sources();
-      if (sources === this.built) return;
+      const changed = this.changes(sources);
+      if (changed.length === 0) return;
       try {
         await this.esbuild.bundle();
         this.failure = undefined;
         this.installGates();
-        this.log.notice('Reloaded: the next request runs the rebuilt code.');
+        const which =
+          changed.length > 3 ? `${changed.slice(0, 3).join(', ')} and ${changed.length - 3} more` : changed.join(', ');
+        this.log.notice(`Reloaded (${which}): the next request runs the rebuilt code.`);
       } catch (error) {
         const message = buildFailure(error, this.serviceDir);
         if (message !== this.failure) {

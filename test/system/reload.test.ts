@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { scratchCopy, type ScratchCopy } from '../../harness/scratch';
+import { eventually } from '../../harness/wait';
 import { ApiClient } from '../support/client';
 
 /**
@@ -111,7 +112,7 @@ describe('npm run dev, saved fifty times each way', () => {
     });
   }
 
-  const reloads = () => dev.output().match(/^.*Reloaded: .*$/gm) ?? [];
+  const reloads = () => dev.output().match(/^.*Reloaded \(.*$/gm) ?? [];
 
   it.each(saves)(
     'serves each save %s on the next request, printing one line a reload',
@@ -122,14 +123,49 @@ describe('npm run dev, saved fifty times each way', () => {
         save(scratch.dir, mark);
         await expectServed(mark);
       }
+      // One line a reload, naming the files saved; the last save's line may come after its answer.
+      await eventually(() => reloads().length >= before + SAVES, {
+        within: SAVES_WITHIN_MS / 10,
+        what: `a Reloaded line for each of the ${SAVES} saves`,
+      });
       const lines = reloads().slice(before);
-      expect(lines.length).toBeGreaterThanOrEqual(SAVES);
-      for (const line of lines) expect(line).toMatch(/^\S* ?Reloaded: the next request runs the rebuilt code\.$/);
+      // A save in two steps can be seen between them: that build fails (no line), or succeeds when
+      // esbuild reads the second step too (a line for the first, another for the second).
+      expect(lines.length).toBeLessThanOrEqual(2 * SAVES);
+      for (const line of lines) {
+        expect(line).toMatch(
+          /^\S* ?Reloaded \((lib\/errors\.ts|lib\/errors\.ts, lib\/mark-[\w-]+\.ts|lib\/mark-[\w-]+\.ts)\): the next request runs the rebuilt code\.$/,
+        );
+      }
+      // Each new file is named by exactly one reload.
+      const named = lines.flatMap((line) => line.match(/lib\/mark-[\w-]+\.ts/g) ?? []);
+      expect(new Set(named).size).toBe(named.length);
+      if (kind.startsWith('with a new file')) expect(named).toHaveLength(SAVES);
+      else expect(named).toEqual([]);
       expect((await api.get(`/todos/${kept}`)).json()).toEqual({
         id: kept,
         title: 'made before every save',
         completed: false,
       });
+    },
+    SAVES_WITHIN_MS,
+  );
+
+  it(
+    'does not rebuild for an editor’s swap, backup or temporary file',
+    async () => {
+      writeFileSync(path(ERRORS), withMark(original, '(before the swap files)'));
+      await expectServed('(before the swap files)');
+      const before = reloads().length;
+      writeFileSync(path('lib/.errors.ts.swp'), 'not TypeScript');
+      writeFileSync(path('lib/errors.ts~'), 'not TypeScript');
+      writeFileSync(path('lib/4913'), '');
+      await expectServed('(before the swap files)');
+      const mark = '(after the swap files)';
+      writeFileSync(path(ERRORS), withMark(original, mark));
+      await expectServed(mark);
+      await eventually(() => reloads().length > before, { within: 30_000, what: 'the save’s Reloaded line' });
+      expect(reloads().slice(before)).toEqual([expect.stringContaining('Reloaded (lib/errors.ts):')]);
     },
     SAVES_WITHIN_MS,
   );
