@@ -129,7 +129,11 @@ class OperationsPlugin {
     const template = this.serverless.service.provider.compiledCloudFormationTemplate;
     const stack = this.stack(template);
     const alarms = Object.fromEntries(alarmSpecs(stack).map((spec) => [spec.id, alarm(stack, spec)]));
-    const added = { ...topic(stack, alarmEmail), ...alarms, Dashboard: dashboard(stack, Object.keys(alarms)) };
+    const added = {
+      ...topic(stack, alarmEmail, Object.keys(alarms)),
+      ...alarms,
+      Dashboard: dashboard(stack, Object.keys(alarms)),
+    };
     for (const id of Object.keys(added)) {
       if (id in template.Resources) {
         throw new this.serverless.classes.Error(`scripts/operations.cjs: the stack has a ${id} already`);
@@ -203,9 +207,10 @@ class OperationsPlugin {
  * covers SNS, so cfn-guard-exceptions.yaml has no entry for it; docs/operations.md says why.)
  * @param {Stack} stack
  * @param {string} email
+ * @param {string[]} alarmIds the logical ids of the alarms that notify it
  * @returns {Record<string, Resource>}
  */
-function topic(stack, email) {
+function topic(stack, email, alarmIds) {
   return {
     AlarmTopic: {
       Type: 'AWS::SNS::Topic',
@@ -225,12 +230,10 @@ function topic(stack, email) {
               Principal: { Service: 'cloudwatch.amazonaws.com' },
               Action: 'sns:Publish',
               Resource: { Ref: 'AlarmTopic' },
+              // Each alarm by its ARN: a name pattern would let the alarms of a stage whose name
+              // starts with this one's (prod, prod-eu) publish here too.
               Condition: {
-                ArnLike: {
-                  'aws:SourceArn': {
-                    'Fn::Sub': `arn:\${AWS::Partition}:cloudwatch:\${AWS::Region}:\${AWS::AccountId}:alarm:${stack.prefix}-*`,
-                  },
-                },
+                ArnEquals: { 'aws:SourceArn': alarmIds.map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })) },
                 StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
               },
             },
