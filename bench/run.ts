@@ -30,6 +30,8 @@ const OPTIONAL_SECTIONS: Record<string, () => Promise<Section>> = {
   emulator: async () => (await import('./sections/emulator')).emulator,
   // `npm run load` for both stores (2 minutes): the figures of the README's Limits.
   load: async () => (await import('./sections/load')).load,
+  // `npm ci` of each tree into an empty folder: what `npm install` costs a new user.
+  install: async () => (await import('./sections/install')).install,
 };
 
 function printTable(rows: Row[]): void {
