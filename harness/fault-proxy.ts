@@ -39,6 +39,8 @@ export const both =
 export type Fault =
   /** Pass the request on only once `until` settles: a request delayed on its way. */
   | { readonly holdRequest: Promise<unknown> }
+  /** Pass the request on `ms` after it arrived: each request it applies to delayed on its way. */
+  | { readonly holdRequestMs: number }
   /** Pass it on, then keep the answer back for `ms`: past the SDK's request timeout, say. */
   | { readonly delayAnswerMs: number }
   /** Pass it on, and once it is applied close the connection instead of answering. */
@@ -105,6 +107,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     if (rule) rule.times--;
     const fault = rule?.fault;
     if (fault && 'holdRequest' in fault) await fault.holdRequest.catch(() => undefined);
+    if (fault && 'holdRequestMs' in fault) await new Promise((resolve) => setTimeout(resolve, fault.holdRequestMs));
     if (fault && 'answerWith' in fault) {
       const { status, body: answerBody } = fault.answerWith(seenRequest);
       answer.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(answerBody));
@@ -204,4 +207,15 @@ export function transactionConflict(conflicting: (index: number, count: number) 
       },
     };
   };
+}
+
+/**
+ * The network faults of a bad day, between every container and DynamoDB, on a random few of all
+ * requests: answers that come after the SDK has given up (it sends the request again), answers
+ * lost after the write was applied, and requests held up on their way that land late.
+ */
+export function badDay(network: FaultProxy): void {
+  network.inject(() => Math.random() < 0.03, { delayAnswerMs: 2_200 }, Infinity);
+  network.inject(() => Math.random() < 0.02, { dropAnswer: true }, Infinity);
+  network.inject(() => Math.random() < 0.02, { holdRequestMs: 2_600 }, Infinity);
 }

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Bench } from 'tinybench';
 import { randomUUID } from 'node:crypto';
-import type { FaultProxy, SeenRequest } from '../../harness/fault-proxy';
+import { badDay, type SeenRequest } from '../../harness/fault-proxy';
 import { event, invoke } from '../../harness/event';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload, type WorkloadReport } from '../../harness/history';
@@ -30,16 +30,6 @@ import { packagedAt, treesFor } from '../trees';
 const CLIENTS = 12;
 const REQUESTS_PER_CLIENT = 40;
 const DYNAMODB_POSTS = 300;
-
-function badDay(network: FaultProxy): void {
-  network.inject(() => Math.random() < 0.03, { delayAnswerMs: 2_200 }, Infinity);
-  network.inject(() => Math.random() < 0.02, { dropAnswer: true }, Infinity);
-  network.inject(
-    () => Math.random() < 0.02,
-    { holdRequest: new Promise((resolve) => setTimeout(resolve, 2_600)) },
-    Infinity,
-  );
-}
 
 const TRIALS = 20;
 

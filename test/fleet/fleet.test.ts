@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { FaultProxy } from '../../harness/fault-proxy';
+import { badDay } from '../../harness/fault-proxy';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload } from '../../harness/history';
 import { LAMBDA_NODE_VERSION } from '../../harness/lambda-node';
@@ -37,21 +37,6 @@ afterEach(async () => {
   await Promise.all(fleets.map((started) => started.stop()));
   fleets = [];
 });
-
-/**
- * The network faults of a bad day, between every container and DynamoDB: answers that come
- * after the SDK has given up (it sends the request again), answers lost after the write was
- * applied, and requests held up and landing late.
- */
-function badDay(network: FaultProxy): void {
-  network.inject(() => Math.random() < 0.03, { delayAnswerMs: 2_200 }, Infinity);
-  network.inject(() => Math.random() < 0.02, { dropAnswer: true }, Infinity);
-  network.inject(
-    () => Math.random() < 0.02,
-    { holdRequest: new Promise((resolve) => setTimeout(resolve, 2_600)) },
-    Infinity,
-  );
-}
 
 /** GET /todos as raw bytes, with the Accept-Encoding given. */
 function rawList(
