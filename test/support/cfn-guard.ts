@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,14 +15,26 @@ import { PROJECT_ROOT } from '../../harness/project';
  *
  * The package is installed here, where the checks run, not with the project: it names aws-cdk-lib
  * (161 MB) as a peer for its CDK plugin, which these checks do not use, and that peer was a fifth
- * of every `npm install`. It goes into node_modules/.cache, without its peer and without running
- * any install script, once per machine (36 MB, a few seconds).
+ * of every `npm install`. It goes into node_modules/.cache, as `cfn-guard-rules/package-lock.json`
+ * pins it (`npm ci`: the version and its integrity hash), without its peer and without running
+ * any install script, once per machine (36 MB, a few seconds; it needs the npm registry).
  */
 
 const run = promisify(execFile);
-/** The rules' version: a change to it is a reviewed change, like one to cfn-guard-exceptions.yaml. */
-export const RULES_PACKAGE = '@cdklabs/cdk-validator-cfnguard@0.0.62';
-const INSTALLED = join(PROJECT_ROOT, 'node_modules/.cache/todo-api/cfn-guard', RULES_PACKAGE.replace(/[@/]/g, '_'));
+const RULES = join(PROJECT_ROOT, 'test/support/cfn-guard-rules');
+const RULES_LOCK = readFileSync(join(RULES, 'package-lock.json'), 'utf8');
+/** The rules' version, as the lockfile pins it. */
+export const RULES_PACKAGE = `@cdklabs/cdk-validator-cfnguard@${
+  (JSON.parse(RULES_LOCK) as { packages: Record<string, { version?: string }> }).packages[
+    'node_modules/@cdklabs/cdk-validator-cfnguard'
+  ]?.version ?? '?'
+}`;
+/** One folder per lockfile: a changed lockfile installs afresh. */
+const INSTALLED = join(
+  PROJECT_ROOT,
+  'node_modules/.cache/todo-api/cfn-guard',
+  createHash('sha1').update(RULES_LOCK).digest('hex').slice(0, 12),
+);
 
 let installing: Promise<string> | undefined;
 
@@ -34,12 +47,8 @@ function rulesPackage(): Promise<string> {
     const building = `${INSTALLED}.${process.pid}.tmp`;
     rmSync(building, { recursive: true, force: true });
     mkdirSync(building, { recursive: true });
-    writeFileSync(join(building, 'package.json'), '{"private":true}');
-    await run(
-      'npm',
-      ['install', '--no-save', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund', RULES_PACKAGE],
-      { cwd: building },
-    );
+    for (const file of ['package.json', 'package-lock.json']) cpSync(join(RULES, file), join(building, file));
+    await run('npm', ['ci', '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: building });
     if (existsSync(join(dir, 'package.json'))) rmSync(building, { recursive: true, force: true });
     else renameSync(building, INSTALLED);
     return dir;
