@@ -48,11 +48,13 @@ import type { IdempotencyClaim, Todo, Written } from './todos';
  *   or a refusal) for its POST to read. The others find their intent gone at their next look and
  *   read their outcome. So under contention a transaction writes many POSTs, and no POST's
  *   transaction is bound to fail.
- * - **A head that does not commit** (its container stalled, or crashed) is committed by the next
- *   one in line after HEAD_LEASE_MS: nothing is lost, and its POST finds its outcome. A POST that
- *   reaches its deadline takes its intent back first (a delete on condition that it is still
- *   there): either it was not written, or it was, and the POST answers with its record.
- *   Intents older than a request can live are dropped, unwritten, by whoever commits.
+ * - **A head that does not commit** (its container stalled, or crashed) is committed for it by
+ *   any POST still waiting once the head has not moved for HEAD_LEASE_MS: nothing is lost, and its
+ *   POST finds its outcome. A POST near its deadline takes itself back: it writes its outcome as
+ *   "withdrawn", on condition that it has none yet. Either that write wins, and any later commit
+ *   drops the intent unwritten (the POST answers 503), or the POST was committed first, and it
+ *   answers with its outcome. Intents older than a request can live are dropped, unwritten, by
+ *   whoever commits.
  *
  * Within one container (the emulator runs every request in one process) POSTs that arrive while
  * a transaction is in flight go together in the next one: a batch (lib/dynamodb-store.ts).
