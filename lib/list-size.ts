@@ -16,5 +16,12 @@ export const MAX_LIST_BYTES = 6_000_000;
  * `completed` alone never changes the size.
  */
 export function listBytes({ id, title }: Pick<Todo, 'id' | 'title'>): number {
+  // Most titles are plain: the sum, without the two JSON.stringify calls (about 1 µs a write).
+  if (PLAIN.test(title)) return RECORD_BYTES + String(id).length + title.length;
   return Buffer.byteLength(JSON.stringify(JSON.stringify({ id, title, completed: false }))) - 1;
 }
+
+/** Characters that JSON writes as they are, escaped once or twice: printable ASCII but `"` and `\`. */
+const PLAIN = /^[ !#-[\]-~]*$/;
+/** `{"id":,"title":"","completed":false}` with its 8 quotes escaped, 2 quotes around it, and a comma, less the one after the last. */
+const RECORD_BYTES = 36 + 8 + 2 - 1;

@@ -131,7 +131,8 @@ export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions =
       const current = state.todos.get(id);
       if (current === undefined) return undefined;
       const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
-      grow(listBytes(todo) - listBytes(current));
+      // Only the title changes the list's size (listBytes).
+      if (todo.title !== current.title) grow(listBytes(todo) - listBytes(current));
       state.todos.set(id, todo);
       return todo;
     }),
