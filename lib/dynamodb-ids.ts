@@ -212,10 +212,12 @@ export class IdAllocator {
         // A member whose key was claimed before gets the claim's answer.
         const claimReasons = reasons.slice(1 + todos.length);
         let settled = false;
+        let claimed = false;
         for (const [k, { post, i }] of writes.filter(({ post }) => post.claim !== undefined).entries()) {
           const reason = claimReasons[k];
-          const outcome =
-            reason?.code === 'ConditionalCheckFailed' && reason.item && replayOutcome(reason.item, post.claim);
+          if (reason?.code !== 'ConditionalCheckFailed') continue;
+          claimed = true;
+          const outcome = reason.item && replayOutcome(reason.item, post.claim);
           if (!outcome) continue;
           settled = true;
           outcomes[i] = outcome;
@@ -224,7 +226,9 @@ export class IdAllocator {
         const now =
           counterReason?.code === 'ConditionalCheckFailed' ? (counterReason.item as Counter | undefined) : undefined;
         if (now === undefined) {
-          if (settled) continue;
+          // A key claimed by another (its answer now settles its POST), or whose claim expired just
+          // now (the next attempt claims it anew): the others go again.
+          if (settled || claimed) continue;
           throw error;
         }
         this.#known = now;

@@ -9,6 +9,7 @@ import {
   transactionConflict,
   type FaultProxy,
   type Match,
+  type SeenRequest,
 } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
 import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb-client';
@@ -71,6 +72,36 @@ async function containerBehindProxy() {
     return invoke(handlers[name], event(options), context(timeoutMs === undefined ? {} : { timeoutMs }));
   };
   return { network, table, store, send };
+}
+
+/**
+ * What DynamoDB answers a keyed transaction when the key's claim (its last action) was held by an
+ * earlier request whose claim expires in the very second the condition is checked: cancelled, the
+ * claim's condition failed, carrying a claim of this very request that has just expired.
+ */
+function claimExpiredMeanwhile(request: SeenRequest) {
+  const { TransactItems = [] } = JSON.parse(request.body) as {
+    TransactItems?: { Put?: { Item?: Record<string, unknown> } }[];
+  };
+  const claim = TransactItems.at(-1)?.Put?.Item;
+  if (claim === undefined) throw new Error('a keyed transaction whose last action is not its claim');
+  const reasons = TransactItems.map((_item, i) =>
+    i === TransactItems.length - 1
+      ? {
+          Code: 'ConditionalCheckFailed',
+          Message: 'The conditional request failed',
+          Item: { ...claim, [EXPIRES]: { N: String(Math.floor(Date.now() / 1000) - 1) } },
+        }
+      : { Code: 'None' },
+  );
+  return {
+    status: 400,
+    body: {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      Message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+      CancellationReasons: reasons,
+    },
+  };
 }
 
 /**
@@ -307,6 +338,24 @@ describe('a client that retries with an Idempotency-Key', () => {
       expect((await send(request)).statusCode).toBe(status);
       expect(network.seen.slice(from).filter(operation('TransactWriteItems'))).toHaveLength(3);
       expect((await store.list()).length - before.length).toBe({ PUT: 0, DELETE: -1, POST: 1 }[request.method]);
+    },
+    30_000,
+  );
+
+  it.each([
+    ['POST', { method: 'POST', body: { title: 'claimed anew' } }, 201, 1],
+    ['PUT', { method: 'PUT', id: '1', body: { title: 'claimed anew' } }, 200, 0],
+    ['DELETE', { method: 'DELETE', id: '1' }, 200, -1],
+  ] as const)(
+    'a keyed %s whose key’s old claim expired between the condition and the answer claims the key anew',
+    async (_name, request, status, added) => {
+      const { network, store, send } = await containerBehindProxy();
+      network.inject(both(operation('TransactWriteItems'), mentions('KEY#')), { answerWith: claimExpiredMeanwhile });
+      const before = await store.list();
+      const response = await send({ ...request, headers: keyHeader(`expired meanwhile ${request.method}`) });
+      expect(response.statusCode).toBe(status);
+      expect(response.headers).not.toHaveProperty('idempotent-replayed');
+      expect((await store.list()).length - before.length).toBe(added);
     },
     30_000,
   );
