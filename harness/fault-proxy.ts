@@ -72,6 +72,11 @@ export interface FaultProxy {
   freeze(): void;
   /** Every request so far, in order of arrival. */
   readonly seen: readonly SeenRequest[];
+  /**
+   * Resolves once the proxy holds no request (none held back, none on its way to DynamoDB, none
+   * being answered): no write it has seen can still land. Rejects if that takes `withinMs`.
+   */
+  idle(withinMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -84,6 +89,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const seen: SeenRequest[] = [];
   const sockets = new Set<Socket>();
   let frozen = false;
+  let inHand = 0;
+  const idlers: (() => void)[] = [];
 
   async function handle(incoming: IncomingMessage, answer: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
@@ -146,9 +153,14 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   }
 
   const server = createServer((incoming, answer) => {
-    handle(incoming, answer).catch(() => {
-      incoming.socket.destroy();
-    });
+    inHand++;
+    handle(incoming, answer)
+      .catch(() => {
+        incoming.socket.destroy();
+      })
+      .finally(() => {
+        if (--inHand === 0) for (const idler of idlers.splice(0)) idler();
+      });
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -175,6 +187,20 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     },
     freeze() {
       frozen = true;
+    },
+    idle(withinMs) {
+      if (inHand === 0) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          idlers.splice(idlers.indexOf(done), 1);
+          reject(new Error(`the fault proxy still held ${inHand} requests after ${withinMs} ms`));
+        }, withinMs);
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        idlers.push(done);
+      });
     },
     async close() {
       for (const socket of sockets) socket.destroy();

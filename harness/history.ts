@@ -24,6 +24,11 @@ export interface WorkloadOptions {
   readonly tag?: string;
   /** What a client may send: by default a mix of all five operations. */
   readonly only?: 'POST';
+  /**
+   * Resolves once no write of the run can still land (the fault proxy idle): awaited before the
+   * final list is read, so that a write held back past every answer is in it.
+   */
+  readonly settled?: () => Promise<void>;
 }
 
 export interface Exchange {
@@ -138,6 +143,7 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   }
 
   await Promise.all(Array.from({ length: options.clients }, (_, i) => client(i)));
+  await options.settled?.();
   const final = (await (await fetch(`${url}/todos`)).json()) as { id: number; title: string; completed: boolean }[];
 
   const problems: string[] = [];

@@ -103,6 +103,8 @@ export async function exactlyOnce(options: BenchOptions): Promise<Row[]> {
             requestsPerClient: REQUESTS_PER_CLIENT,
             keyed,
             retries: keyed ? 3 : 0,
+            // Every write held back has landed before the final list is read.
+            settled: () => fleet.proxy.idle(30_000),
           });
           fleet.proxy.heal();
           const how = `bad day, ${keyed ? 'keyed writes, each sent again up to 3 times' : 'no keys, no retries'}`;

@@ -146,6 +146,25 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
   );
 });
 
+describe('the fault proxy', () => {
+  it(
+    'is idle only once a write it held back has landed, though its retry was answered long before',
+    async () => {
+      const { network, store } = await seededStoreBehindProxy();
+      network.inject(deleteOf(1), { holdRequestMs: REQUEST_TIMEOUT_MS + 3_000 });
+      let landed = false;
+      void network.landed(deleteOf(1)).then(() => (landed = true));
+      const response = await invoke(deleteTodo(store), event({ method: 'DELETE', id: '1' }));
+      expect(response.statusCode).toBe(200);
+      await network.idle(LOST_ANSWER_WITHIN_MS);
+      expect(landed).toBe(true);
+      // Held, sent again, and both reached DynamoDB.
+      expect(network.seen.filter(deleteOf(1))).toHaveLength(2);
+    },
+    2 * LOST_ANSWER_WITHIN_MS,
+  );
+});
+
 describe('bursts against a healthy but distant store', () => {
   /** Every answer takes this long: a store across a slow network, not a broken one. */
   const LATENCY_MS = 150;
