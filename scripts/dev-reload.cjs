@@ -29,8 +29,11 @@ const GATE = Symbol.for('todo-api.dev-reload');
 const GATE_MARK = '// todo-api dev gate';
 /** An editor's save is often several events: one rebuild follows them. */
 const SETTLE_MS = 25;
-/** What esbuild may read: editors' swap, backup and temporary files (dotfiles, `~`, `4913`) are not. */
-const SOURCE = /^[^.].*\.(ts|js|cjs|mjs|json)$/;
+/**
+ * What esbuild may read: scripts and modules of every flavour, and JSON. Editors' swap, backup and
+ * temporary files (dotfiles, `~`, `4913`, `___jb_tmp___`) are not.
+ */
+const SOURCE = /^[^.].*\.([cm]?[jt]sx?|json)$/;
 /** @param {string} name */
 const ignored = (name) => name.startsWith('.');
 
