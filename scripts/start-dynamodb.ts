@@ -41,12 +41,16 @@ async function main(): Promise<void> {
     await ensureTable(localClient(endpoint), table);
   } catch (error) {
     if (given && refused(error)) {
-      const url = new URL(given);
-      const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
-      const command = `npm run dynamodb${port === '8000' ? '' : ` -- --port ${port}`}`;
+      const { protocol, port } = new URL(given);
+      // DynamoDB Local serves plain HTTP, on a port given to it: not https, nor a default port.
+      const what =
+        protocol === 'https:' || port === ''
+          ? 'DynamoDB Local serves plain HTTP on a port of its own: start it with `npm run dynamodb` in another ' +
+            'terminal and set DYNAMODB_ENDPOINT=http://127.0.0.1:8000'
+          : `start DynamoDB Local there with \`npm run dynamodb${port === '8000' ? '' : ` -- --port ${port}`}\` ` +
+            'in another terminal';
       throw new Error(
-        `Nothing answers at ${given} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`${command}\` ` +
-          'in another terminal, or unset DYNAMODB_ENDPOINT and this command starts its own',
+        `Nothing answers at ${given} (DYNAMODB_ENDPOINT): ${what}, or unset DYNAMODB_ENDPOINT and this command starts its own`,
         { cause: error },
       );
     }

@@ -32,22 +32,43 @@ describe('npm run start:dynamodb', () => {
     START_WITHIN_MS,
   );
 
+  /** `npm run start:dynamodb` as npm runs it, without npm's own notices: its exit code and its output's lines. */
+  async function startDynamoDbAt(endpoint: string): Promise<{ code: number | null; lines: string[] }> {
+    const result = await runCommand(
+      process.execPath,
+      [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
+      { env: { DYNAMODB_ENDPOINT: endpoint } },
+    );
+    return { code: result.code, lines: `${result.stdout}${result.stderr}`.trim().split('\n') };
+  }
+
   it(
     'stops in one line saying what to run when nothing answers at DYNAMODB_ENDPOINT',
     async () => {
       const port = await freePort();
       const endpoint = `http://127.0.0.1:${port}`;
-      // As npm runs it, without npm's own notices.
-      const result = await runCommand(
-        process.execPath,
-        [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
-        { env: { DYNAMODB_ENDPOINT: endpoint } },
-      );
-      expect(result.code).toBe(1);
-      expect(`${result.stdout}${result.stderr}`.trim().split('\n')).toEqual([
-        `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)`,
-        `Nothing answers at ${endpoint} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`npm run dynamodb -- --port ${port}\` in another terminal, or unset DYNAMODB_ENDPOINT and this command starts its own`,
-      ]);
+      expect(await startDynamoDbAt(endpoint)).toEqual({
+        code: 1,
+        lines: [
+          `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)`,
+          `Nothing answers at ${endpoint} (DYNAMODB_ENDPOINT): start DynamoDB Local there with \`npm run dynamodb -- --port ${port}\` in another terminal, or unset DYNAMODB_ENDPOINT and this command starts its own`,
+        ],
+      });
+    },
+    START_WITHIN_MS,
+  );
+
+  it(
+    'names an http URL on a port of its own when DYNAMODB_ENDPOINT is https, where DynamoDB Local cannot answer',
+    async () => {
+      const endpoint = `https://127.0.0.1:${await freePort()}`;
+      expect(await startDynamoDbAt(endpoint)).toEqual({
+        code: 1,
+        lines: [
+          `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)`,
+          `Nothing answers at ${endpoint} (DYNAMODB_ENDPOINT): DynamoDB Local serves plain HTTP on a port of its own: start it with \`npm run dynamodb\` in another terminal and set DYNAMODB_ENDPOINT=http://127.0.0.1:8000, or unset DYNAMODB_ENDPOINT and this command starts its own`,
+        ],
+      });
     },
     START_WITHIN_MS,
   );
@@ -55,14 +76,9 @@ describe('npm run start:dynamodb', () => {
   it(
     'stops in one line when DYNAMODB_ENDPOINT is not a URL',
     async () => {
-      const result = await runCommand(
-        process.execPath,
-        [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
-        { env: { DYNAMODB_ENDPOINT: 'localhost:8000' } },
-      );
-      expect({ code: result.code, output: `${result.stdout}${result.stderr}`.trim() }).toEqual({
+      expect(await startDynamoDbAt('localhost:8000')).toEqual({
         code: 1,
-        output: 'DYNAMODB_ENDPOINT must be a URL, such as http://127.0.0.1:8000, not "localhost:8000"',
+        lines: ['DYNAMODB_ENDPOINT must be a URL, such as http://127.0.0.1:8000, not "localhost:8000"'],
       });
     },
     START_WITHIN_MS,
