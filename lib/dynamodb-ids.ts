@@ -215,12 +215,15 @@ export class IdAllocator {
         let claimed = false;
         for (const [k, { post, i }] of writes.filter(({ post }) => post.claim !== undefined).entries()) {
           const reason = claimReasons[k];
-          if (reason?.code !== 'ConditionalCheckFailed') continue;
-          claimed = true;
-          const outcome = reason.item && replayOutcome(reason.item, post.claim);
-          if (!outcome) continue;
-          settled = true;
-          outcomes[i] = outcome;
+          if (reason?.code !== 'ConditionalCheckFailed' || reason.item === undefined) continue;
+          const outcome = replayOutcome(reason.item, post.claim);
+          if (outcome) {
+            settled = true;
+            outcomes[i] = outcome;
+          } else {
+            // No replay: the claim expired after the condition was checked.
+            claimed = true;
+          }
         }
         const [counterReason] = reasons;
         const now =
