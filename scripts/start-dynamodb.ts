@@ -42,9 +42,10 @@ async function main(): Promise<void> {
   } catch (error) {
     if (given && refused(error)) {
       const { protocol, port } = new URL(given);
-      // DynamoDB Local serves plain HTTP, on a port given to it: not https, nor a default port.
+      // DynamoDB Local serves plain HTTP, on a port given to it: not https, nor a default or a
+      // privileged port (it runs as the user).
       const what =
-        protocol === 'https:' || port === ''
+        protocol === 'https:' || port === '' || Number(port) < 1024
           ? 'DynamoDB Local serves plain HTTP on a port of its own: start it with `npm run dynamodb` in another ' +
             'terminal and set DYNAMODB_ENDPOINT=http://127.0.0.1:8000'
           : `start DynamoDB Local there with \`npm run dynamodb${port === '8000' ? '' : ` -- --port ${port}`}\` ` +

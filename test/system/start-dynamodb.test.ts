@@ -58,10 +58,13 @@ describe('npm run start:dynamodb', () => {
     START_WITHIN_MS,
   );
 
-  it(
-    'names an http URL on a port of its own when DYNAMODB_ENDPOINT is https, where DynamoDB Local cannot answer',
-    async () => {
-      const endpoint = `https://127.0.0.1:${await freePort()}`;
+  it.each([
+    ['https', async () => `https://127.0.0.1:${await freePort()}`],
+    ['on a privileged port', () => Promise.resolve('http://127.0.0.1:1')],
+  ])(
+    'names an http URL on a port of its own when DYNAMODB_ENDPOINT is %s, where DynamoDB Local cannot answer',
+    async (_kind, endpointOf) => {
+      const endpoint = await endpointOf();
       expect(await startDynamoDbAt(endpoint)).toEqual({
         code: 1,
         lines: [
