@@ -66,7 +66,7 @@ export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]
   const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding' };
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
     // node:zlib is loaded by the first list worth compressing, not at load: requiring it costs
-    // about 2 ms of a cold start (npm run bench -- coldInit).
+    // about 1 ms of a cold start (npm run bench -- coldInit).
     const zipped = process.getBuiltinModule('node:zlib').gzipSync(body).toString('base64');
     if (zipped.length < body.length) {
       return {

@@ -80,7 +80,7 @@ describe.each(['memory', 'dynamodb'] as const)('serverless package, %s store', (
 });
 
 describe('serverless package, memory store: cold starts', () => {
-  it('loads node:crypto and node:zlib only in the requests that use them, not with the function (2–3 ms of a cold start each)', () => {
+  it('loads node:crypto and node:zlib only in the requests that use them, not with the function (about 3 ms and 1 ms of a cold start)', () => {
     for (const [fn, files] of functionZips(packaged('memory'))) {
       const code = Buffer.from(files[`functions/${fn}.js`] ?? []).toString('utf8');
       const required = [...code.matchAll(/require\("([^"]+)"\)/g)].map(([, name = '']) => name);
