@@ -84,7 +84,10 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
   if (pool === undefined) throw new Error('no createTodo');
   // Rounds in changing orders, each point's ratio taken to its own round's 1 container: a slow
   // patch of a shared machine then moves one round's figures, not one point's.
-  const points = new Map<number, { perSecond: number; ratio: number; p99: number; tx: number; gets: number }[]>();
+  const points = new Map<
+    number,
+    { perSecond: number; ratio: number; p99: number; tx: number; gets: number; requests: number }[]
+  >();
   for (const order of ROUND_ORDERS) {
     const round: Record<number, Awaited<ReturnType<typeof postPoint>>> = {};
     for (const containers of order) round[containers] = await postPoint(fleet, pool, containers);
@@ -101,6 +104,8 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
           p99: point.report.latencyMs.p99,
           tx: (point.ops.TransactWriteItems ?? 0) / posts,
           gets: (point.ops.GetItem ?? 0) / posts,
+          // Every request to DynamoDB, whatever its kind: what a POST costs the store in all.
+          requests: Object.values(point.ops).reduce((sum, count) => sum + count, 0) / posts,
         },
       ]);
     }
@@ -117,7 +122,8 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
       note:
         `median of ${measured.length} rounds; ×${round(ratio)} of 1 container (rounds: ${measured.map((point) => round(point.ratio)).join(', ')}); ` +
         `p99 ${round(median(measured.map((point) => point.p99)), 0)} ms; ` +
-        `${round(median(measured.map((point) => point.tx)))} TransactWriteItems and ${round(median(measured.map((point) => point.gets)))} GetItem a POST`,
+        `${round(median(measured.map((point) => point.tx)))} TransactWriteItems and ${round(median(measured.map((point) => point.gets)))} GetItem a POST; ` +
+        `${round(median(measured.map((point) => point.requests)))} DynamoDB requests a POST in all`,
     });
   }
   const listed = ((await (await fetch(`${fleet.url}/todos`)).json()) as { id: number }[]).map((todo) => todo.id);
