@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import fs from 'node:fs';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { event, invoke, type EventOptions } from '../../harness/event';
 import { readLogLevel } from '../../lib/log';
 import type { TodoStore } from '../../lib/todos';
+import { logLines } from '../support/logs';
 
 /**
  * The service's own metrics (lib/metrics.ts): fields of the request's log line in CloudWatch's
@@ -65,25 +65,6 @@ const metricsOf = (line: Line) =>
     (line._aws as { CloudWatchMetrics?: { Metrics: { Name: string }[] }[] } | undefined)?.CloudWatchMetrics ?? []
   ).flatMap((directive) => directive.Metrics.map((metric) => metric.Name));
 
-/** The request log lines written while `run` runs. */
-async function linesOf(run: () => Promise<unknown>): Promise<Line[]> {
-  const written: string[] = [];
-  const spy = jest.spyOn(fs, 'writeSync').mockImplementation((_fd: number, data: unknown) => {
-    written.push(Buffer.from(data as Uint8Array).toString('utf8'));
-    return (data as Uint8Array).length;
-  });
-  try {
-    await run();
-  } finally {
-    spy.mockRestore();
-  }
-  return written
-    .join('')
-    .split('\n')
-    .filter(Boolean)
-    .map((text) => JSON.parse(text) as Line);
-}
-
 describe('the request log line’s metrics', () => {
   const saved = { ...process.env };
   /** The handlers of a container that has just started: each module loaded afresh. */
@@ -106,7 +87,7 @@ describe('the request log line’s metrics', () => {
     readLogLevel();
   });
   const call = async (handler: APIGatewayProxyHandlerV2, options: EventOptions) =>
-    linesOf(() => invoke(handler, event(options)));
+    logLines(() => invoke(handler, event(options)));
 
   it('counts a cold start on a container’s first request only', async () => {
     const get = handlers.getTodo(store);
