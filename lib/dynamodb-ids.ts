@@ -15,6 +15,7 @@ import {
   TODO_PARTITION,
   cancellations,
   claimPut,
+  inFlightAtDeadline,
   outcomeKey,
   replayOf,
   toTodo,
@@ -22,7 +23,7 @@ import {
   type Item,
   type TransactItem,
 } from './dynamodb-table';
-import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from './errors';
+import { KeyReused, ListFull, StoreUnavailable } from './errors';
 import { MAX_LIST_BYTES, listBytes } from './list-size';
 import { log } from './log';
 import type { IdempotencyClaim, Todo, Written } from './todos';
@@ -162,13 +163,7 @@ export class IdAllocator {
     deadline: number,
     race: boolean,
   ): Promise<Outcome[] | undefined> {
-    const key = { contended: false };
-    try {
-      return await this.#writeAlone(posts, signal, deadline, race, () => (key.contended = true));
-    } catch (error) {
-      if (key.contended && signal.aborted) throw new KeyInFlight();
-      throw error;
-    }
+    return inFlightAtDeadline(signal, (contended) => this.#writeAlone(posts, signal, deadline, race, contended));
   }
 
   async #writeAlone(

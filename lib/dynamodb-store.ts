@@ -19,6 +19,7 @@ import {
   cancelledFor,
   claimKey,
   claimPut,
+  inFlightAtDeadline,
   replayOf,
   toTodo,
   todoKey,
@@ -243,15 +244,7 @@ export class DynamoDbTodoStore implements TodoStore {
     signal: AbortSignal,
     change: (current: TodoItem) => { todo: Todo; growth: number; write: TransactItem },
   ): Promise<Written<Todo | undefined> | undefined> {
-    const key = { contended: false };
-    try {
-      return await this.#rewriting(id, claim, signal, change, () => (key.contended = true));
-    } catch (error) {
-      // At the deadline, a key that another request with it kept busy to the end is a 409: the
-      // other's answer is not known yet, and the client is to ask again.
-      if (key.contended && signal.aborted) throw new KeyInFlight();
-      throw error;
-    }
+    return inFlightAtDeadline(signal, (contended) => this.#rewriting(id, claim, signal, change, contended));
   }
 
   async #rewriting(

@@ -1,6 +1,6 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { KeyReused } from './errors';
+import { KeyInFlight, KeyReused } from './errors';
 import type { IdempotencyClaim, Todo, Written } from './todos';
 
 /**
@@ -130,4 +130,22 @@ export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Writt
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
   // DynamoDB keeps a map's fields in no order: the record is rebuilt as it was answered.
   return { value: kept.todo && toTodo(kept.todo as unknown as Item), replayed: true };
+}
+
+/**
+ * Runs a keyed write that calls `contended` when another request with its Idempotency-Key holds
+ * the key (a TransactionConflict on the claim). Stopped by the deadline after that, it is a
+ * KeyInFlight (409): the other request's answer is not known yet, and the client is to ask again.
+ */
+export async function inFlightAtDeadline<T>(
+  signal: AbortSignal,
+  write: (contended: () => void) => Promise<T>,
+): Promise<T> {
+  const key = { contended: false };
+  try {
+    return await write(() => (key.contended = true));
+  } catch (error) {
+    if (key.contended && signal.aborted) throw new KeyInFlight();
+    throw error;
+  }
 }
