@@ -32,7 +32,14 @@ export const EVERY_STORE = [
   'updateTodo',
 ];
 /** Unit test files of the DynamoDB store alone, or of the Java it needs: in `dynamodb` only. */
-export const DYNAMODB_ONLY = ['dynamodb-faults', 'dynamodb-log', 'dynamodb-store', 'exactly-once', 'local-dynamodb'];
+export const DYNAMODB_ONLY = [
+  'dynamodb-faults',
+  'dynamodb-log',
+  'dynamodb-queue',
+  'dynamodb-store',
+  'exactly-once',
+  'local-dynamodb',
+];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
 
 /** One DynamoDB Local for every project that needs one: jest runs a setup that several projects name once. */

@@ -46,12 +46,14 @@ import type { IdempotencyClaim, Todo, Written } from './todos';
  *   sorted by time, and watches the queue with one Query that returns the counter and every
  *   intent in order. The POST at the head commits all of them, in order, in one transaction: the
  *   counter, each record, each intent deleted, and each intent's outcome (its record, a replay,
- *   or a refusal) for its POST to read. The others find their intent gone at their next look and
- *   read their outcome. So under contention a transaction writes many POSTs, and no POST's
- *   transaction is bound to fail.
+ *   or a refusal) for its POST to read. The others find their intent gone at their next look,
+ *   and their id in the counter (RECENT_IDS), or else read their outcome. So under contention a
+ *   transaction writes many POSTs, no POST's transaction is bound to fail, and a queued POST
+ *   costs its intent, its looks and its share of a commit.
  * - **A head that does not commit** (its container stalled, or crashed) is committed for it by
- *   any POST still waiting once the head has not moved for HEAD_LEASE_MS: nothing is lost, and its
- *   POST finds its outcome. A POST near its deadline takes itself back: it writes its outcome as
+ *   the POST next in line once the head has not moved for HEAD_LEASE_MS, by the one after it a
+ *   lease later, and so on: nothing is lost, and its POST finds its outcome. (When every waiting
+ *   POST took over at once, each one's transaction failed on the others', and the queue stalled.) A POST near its deadline takes itself back: it writes its outcome as
  *   "withdrawn", on condition that it has none yet. Either that write wins, and any later commit
  *   drops the intent unwritten (the POST answers 503), or the POST was committed first, and it
  *   answers with its outcome. Intents older than a request can live are dropped, unwritten, by
@@ -73,6 +75,12 @@ const MAX_WAIT_MS = 500;
 const RETRACT_BEFORE_MS = 300;
 /** Intents one transaction takes: up to four actions each (record, intent, outcome, key) and the counter. */
 const MAX_INTENTS = 24;
+/**
+ * How far back the counter keeps the ids a commit gave (Counter.recent): the latest commits'
+ * POSTs, which are the ones still looking. It bounds the counter at a few KB, which every POST's
+ * transaction writes (a write's cost grows with the item's size, by the KB).
+ */
+const RECENT_IDS = 32;
 
 /** A POST as the queue sees it. */
 export interface NewTodo {
@@ -121,8 +129,8 @@ export class IdAllocator {
   /** The counter as this container last saw or left it. */
   #known: Counter | undefined;
   #contendedUntil = 0;
-  /** How long queued POSTs have been waiting for their outcome here; a guess until the first. */
-  #waitMs = 20;
+  /** How long a commit of the queue takes here, from the head's look to its answer; a guess until the first. */
+  #commitMs = 20;
 
   constructor(
     private readonly dynamo: DynamoDbSender,
@@ -309,21 +317,28 @@ export class IdAllocator {
   }
 
   /**
-   * Waits for a queued POST's outcome: it looks at the queue (its intent gone means it was
-   * committed: its outcome is then read), and commits the queue when at its head, or when the
-   * head has not moved for HEAD_LEASE_MS. It looks about as often as queued POSTs have been
-   * waiting here: every look is a request of every waiting container.
+   * Waits for a queued POST's outcome: it looks at the queue (its id in the counter, or its
+   * intent gone, means it was committed), and commits the queue when at its head, or when the
+   * head has not moved for a lease per place ahead of it. Between looks it pauses about as long
+   * as a commit takes here: every look is a request of every waiting container. (Paused for as
+   * long as POSTs had waited, looks came later as the queue slowed, and the queue slowed because
+   * the next head looked late: sixteen containers fell to about 30 POSTs a second for seconds.)
    */
   async #waitFor(post: NewTodo, uuid: string, id: number, signal: AbortSignal): Promise<Outcome> {
-    const queued = Date.now();
     let head: { id: number; since: number } | undefined;
     for (;;) {
-      const { counter, intents } = await this.#queue(signal, false);
+      const { counter, intents } = await this.#queue(signal, uuid);
       const now = Date.now();
-      const mine = intents.some((intent) => intent.uuid === uuid);
+      const given = counter.recent?.[uuid];
+      if (given !== undefined) {
+        // Committed, as a new record: the look has told its id, and the record is this POST's title.
+        return { value: { id: given, title: post.title, completed: false }, replayed: false };
+      }
+      const place = intents.findIndex((intent) => intent.uuid === uuid);
+      const mine = place >= 0;
       const coversMine = intents.length < MAX_INTENTS || (intents.at(-1)?.id ?? 0) > id;
       if (!mine && coversMine) {
-        const outcome = await this.#outcome(uuid, signal, queued);
+        const outcome = await this.#outcome(uuid, signal);
         if (outcome === undefined) throw new Error('a queued POST left the queue with no outcome');
         return outcome;
       }
@@ -331,30 +346,38 @@ export class IdAllocator {
       if (intents.length > 1) this.#contendedUntil = now + CONTENDED_FOR_MS;
       const first = intents[0];
       if (first !== undefined && head?.id !== first.id) head = { id: first.id, since: now };
-      if (first?.uuid === uuid || (head !== undefined && now - head.since > HEAD_LEASE_MS)) {
+      if (place === 0 || (place > 0 && head !== undefined && now - head.since > HEAD_LEASE_MS * place)) {
+        const commitStarted = Date.now();
         // The head commits: it reads the queue again, with the titles it is to write, unless
         // the queue is its own intent alone.
         const full =
           intents.length === 1 && first?.uuid === uuid
             ? { counter, intents: [{ ...first, title: post.title, ...(post.claim && { claim: post.claim }) }] }
-            : await this.#queue(signal, true);
+            : await this.#queue(signal);
         const outcome = await this.#commitQueue(full.counter, full.intents, uuid, signal);
         if (outcome !== undefined) {
-          this.#learnWait(queued);
+          this.#learnCommit(commitStarted);
           return outcome;
         }
         continue;
       }
-      await pause(Math.max(2, Math.min(MAX_WAIT_MS, this.#waitMs / 2)), signal);
+      // As long as a commit takes; longer while the head stays put (stalled, or its container
+      // gone), so that the POSTs behind it do not look at it every few milliseconds until a lease ends.
+      const headFor = head === undefined ? 0 : now - head.since;
+      await pause(Math.max(2, Math.min(MAX_WAIT_MS, Math.max(this.#commitMs, headFor / 4))), signal);
     }
   }
 
-  #learnWait(queued: number): void {
-    this.#waitMs = 0.8 * this.#waitMs + 0.2 * (Date.now() - queued);
+  #learnCommit(started: number): void {
+    this.#commitMs = 0.8 * this.#commitMs + 0.2 * (Date.now() - started);
   }
 
-  /** The counter and the intents in order, with their titles or not: one Query of the counter's partition. */
-  async #queue(signal: AbortSignal, titles: boolean): Promise<{ counter: Counter; intents: Intent[] }> {
+  /**
+   * The counter and the intents in order: one Query of the counter's partition. With the titles
+   * the commit writes, or, for a POST's look, without them: the intents' ids and uuids, and of
+   * the counter its place and size and the id a commit gave `looking`, if one did.
+   */
+  async #queue(signal: AbortSignal, looking?: string): Promise<{ counter: Counter; intents: Intent[] }> {
     const { Items = [] } = await this.#send('Query', signal, (abortSignal) =>
       this.db.send(
         new QueryCommand({
@@ -363,12 +386,16 @@ export class IdAllocator {
           ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
           ConsistentRead: true,
           Limit: 1 + MAX_INTENTS,
-          ...(titles
-            ? {}
-            : {
-                ProjectionExpression: 'id, #uuid, #next, #bytes',
-                ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes' },
-              }),
+          ...(looking !== undefined && {
+            ProjectionExpression: 'id, #uuid, #next, #bytes, #recent.#looking',
+            ExpressionAttributeNames: {
+              '#uuid': 'uuid',
+              '#next': 'next',
+              '#bytes': 'bytes',
+              '#recent': 'recent',
+              '#looking': looking,
+            },
+          }),
         }),
         { abortSignal },
       ),
@@ -416,7 +443,10 @@ export class IdAllocator {
       ]);
       const keyed = writes.filter(({ intent }) => intent.claim !== undefined);
       const items: TransactItem[] = [
-        this.#counterUpdate(counter, todos),
+        this.#counterUpdate(counter, todos, {
+          ...recentSince(counter),
+          ...Object.fromEntries(writes.map(({ intent, todo }) => [intent.uuid, todo.id])),
+        }),
         ...todos.map((todo) => this.#recordPut(todo)),
         ...keyed.flatMap(({ intent, todo }) => claimPut(this.table, intent.claim, todo)),
         ...[...live, ...dropped].map((intent): TransactItem => ({
@@ -486,7 +516,7 @@ export class IdAllocator {
         const outcomeReasons = reasons.slice(items.length - outcomes.size);
         const done = [...outcomes.keys()].filter((_uuid, k) => outcomeReasons[k]?.code === 'ConditionalCheckFailed');
         if (done.length > 0) {
-          if (done.includes(mine)) return this.#outcome(mine, signal, Date.now());
+          if (done.includes(mine)) return this.#outcome(mine, signal);
           live = live.filter((intent) => !done.includes(intent.uuid));
           dropped = [...dropped, ...queue.filter((intent) => done.includes(intent.uuid))];
           for (const uuid of done) refused.delete(uuid);
@@ -500,17 +530,16 @@ export class IdAllocator {
   }
 
   /**
-   * A queued POST's outcome, once its intent is committed (undefined until then); and how long
-   * it waited since `queued`, which times the next POSTs' looks.
+   * A queued POST's outcome, once its intent is committed (undefined until then): for what the
+   * counter's `recent` does not tell (a replay, a refusal, an id from an older commit).
    */
-  async #outcome(uuid: string, signal: AbortSignal, queued: number): Promise<Outcome | undefined> {
+  async #outcome(uuid: string, signal: AbortSignal): Promise<Outcome | undefined> {
     const { Item } = await this.#send('GetItem', signal, (abortSignal) =>
       this.db.send(new GetCommand({ TableName: this.table, Key: outcomeKey(uuid), ConsistentRead: true }), {
         abortSignal,
       }),
     );
     if (Item === undefined) return undefined;
-    this.#learnWait(queued);
     return toOutcome(Item as StoredOutcome);
   }
 
@@ -534,28 +563,33 @@ export class IdAllocator {
       );
     } catch (error) {
       if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
-      const outcome = await this.#outcome(uuid, signal, Date.now());
+      const outcome = await this.#outcome(uuid, signal);
       if (outcome !== undefined) return outcome;
       throw new Error('a queued POST left the queue with no outcome', { cause: error });
     }
     throw reason;
   }
 
-  /** The counter's part of a transaction that writes `todos`: conditional on no one having moved it, and on room in the list. */
-  #counterUpdate(counter: Counter, todos: readonly Todo[]): TransactItem {
+  /**
+   * The counter's part of a transaction that writes `todos`: conditional on no one having moved
+   * it, and on room in the list. A queue commit leaves the ids it gave in `recent`; a POST alone,
+   * which no one waits for, clears them, so that the counter stays small while no queue forms.
+   */
+  #counterUpdate(counter: Counter, todos: readonly Todo[], recent?: Counter['recent']): TransactItem {
     const bytes = bytesOf(todos);
     return {
       Update: {
         TableName: this.table,
         Key: COUNTER_KEY,
-        UpdateExpression: 'SET #next = :after, #bytes = #bytes + :bytes',
+        UpdateExpression: `SET #next = :after, #bytes = #bytes + :bytes${recent ? ', #recent = :recent' : ' REMOVE #recent'}`,
         ConditionExpression: '#next = :first AND #bytes <= :room',
-        ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes' },
+        ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
         ExpressionAttributeValues: {
           ':first': counter.next,
           ':after': counter.next + todos.length,
           ':bytes': bytes,
           ':room': MAX_LIST_BYTES - bytes,
+          ...(recent && { ':recent': recent }),
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -592,6 +626,10 @@ export class IdAllocator {
 /** What committing an intent writes of its title: in its record, its outcome and, with a key, the claim. */
 const committedBytes = (intent: Intent) =>
   (Buffer.byteLength(intent.title) + ITEM_OVERHEAD_BYTES) * (intent.claim ? 3 : 2);
+
+/** Of the ids the counter keeps from earlier commits, those within RECENT_IDS of its next. */
+const recentSince = ({ next, recent = {} }: Counter): Record<string, number> =>
+  Object.fromEntries(Object.entries(recent).filter(([, id]) => id >= next - RECENT_IDS));
 
 const bytesOf = (todos: readonly Todo[]) => todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 

@@ -51,6 +51,11 @@ export function toTodo(item: Item): Todo {
 export interface Counter {
   readonly next: number;
   readonly bytes?: number;
+  /**
+   * The ids the latest queue commits gave, by the uuid of each POST's intent (lib/dynamodb-ids.ts):
+   * a waiting POST finds its id here in the look it takes anyway, instead of reading its outcome.
+   */
+  readonly recent?: Readonly<Record<string, number>>;
 }
 
 /** Why DynamoDB cancelled one action of a transaction, and the item it found when asked to return it. */
