@@ -1,9 +1,4 @@
-import type {
-  APIGatewayProxyEventV2,
-  APIGatewayProxyHandlerV2,
-  APIGatewayProxyStructuredResultV2,
-  Context,
-} from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { InvalidInput, Refusal } from './errors';
 import { parseTodoId } from './input';
 import { errorFields, log } from './log';
@@ -80,10 +75,6 @@ export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]
   return { statusCode: 200, headers, body };
 }
 
-function errorResponse(statusCode: number, message: string, headers?: Record<string, string>): HttpResponse {
-  return json(statusCode, { error: message }, headers);
-}
-
 /** The `{id}` path parameter as a record id; a 404 when it cannot name one. */
 export function todoId(event: APIGatewayProxyEventV2): number {
   return parseTodoId(event.pathParameters?.id);
@@ -91,14 +82,17 @@ export function todoId(event: APIGatewayProxyEventV2): number {
 
 /** The request body as sent, decoded when the gateway base64-encoded it. */
 export function bodyText({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined {
-  return isBase64Encoded && body ? Buffer.from(body, 'base64').toString('utf8') : body;
+  return isBase64Encoded && body ? Buffer.from(body, 'base64').toString() : body;
 }
 
-/** Turns whatever a handler throws into the answer the client gets. A 5xx is a failure of ours. */
+/**
+ * Turns whatever a handler throws into the answer the client gets. A 5xx is a failure of ours:
+ * the gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
+ */
 function errorToResponse(error: unknown): HttpResponse {
-  if (error instanceof Refusal) return errorResponse(error.status, error.answer ?? error.message, error.headers);
-  // The gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
-  return errorResponse(500, 'Internal server error');
+  return error instanceof Refusal
+    ? json(error.status, { error: error.answer ?? error.message }, error.headers)
+    : json(500, { error: 'Internal server error' });
 }
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse>;
@@ -106,14 +100,10 @@ export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) =>
 /**
  * What a request keeps of its function's time to answer once the store has given up: a 503 is
  * built and written in well under a millisecond, but timers fire late on a busy host, and past
- * the timeout Lambda (or the emulator) answers for us, with an error body.
+ * the timeout Lambda (or the emulator) answers for us, with an error body. A request's store
+ * calls must meet its deadline: the function's remaining time less this margin.
  */
 export const ANSWER_MARGIN_MS = 1_000;
-
-/** The deadline a request's store calls must meet: the function's remaining time less the margin. */
-export function deadlineOf(context: Context): Deadline {
-  return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
-}
 
 /** An event whose shape is not yet known. */
 interface Unchecked {
@@ -151,7 +141,7 @@ export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
       if (method === undefined || typeof request?.headers !== 'object') {
         throw new InvalidInput('Not an API Gateway HTTP API event');
       }
-      response = await handle(event, deadlineOf(context));
+      response = await handle(event, Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
     } catch (error) {
       response = errorToResponse(error);
       // A 4xx is the client's and is answered; a 5xx is ours and is logged with its stack.
