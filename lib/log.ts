@@ -20,8 +20,8 @@ export function logLevelFrom(value: string | undefined): LogLevel {
   return LEVELS.find((level) => level === wanted) ?? 'info';
 }
 
-/** The index in LEVELS below which nothing is written; -1 until LOG_LEVEL is read. */
-let threshold = -1;
+/** The index in LEVELS below which nothing is written; undefined until LOG_LEVEL is read. */
+let threshold: number | undefined;
 
 /**
  * Reads LOG_LEVEL: once per container, at its first log line (not at load, and not at every line:
@@ -30,7 +30,7 @@ let threshold = -1;
  */
 export const readLogLevel = (): number => (threshold = LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL)));
 export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
-  if (LEVELS.indexOf(level) < (threshold < 0 ? readLogLevel() : threshold)) return;
+  if (LEVELS.indexOf(level) < (threshold ?? readLogLevel())) return;
   // Epoch milliseconds, as pino writes them: Date.now() is cheap from the first call, where a
   // first `new Date().toISOString()` costs about 0.2 ms of a cold start.
   writeLine(`${JSON.stringify({ level, time: Date.now(), ...fields })}\n`);
@@ -58,8 +58,13 @@ export function writeLine(line: string): void {
  * `cause`), three deep at most. JSON.stringify leaves out the `cause: undefined` at the end.
  */
 export function errorFields(error: unknown, depth = 0): unknown {
-  if (error === undefined) return undefined;
-  if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : inspect(error) };
-  const { name, message, stack, cause } = error;
-  return { name, message, stack, cause: depth < 3 ? errorFields(cause, depth + 1) : undefined };
+  if (error instanceof Error) {
+    return {
+      name: error.name,
+      message: error.message,
+      stack: error.stack,
+      cause: depth < 3 ? errorFields(error.cause, depth + 1) : undefined,
+    };
+  }
+  return error === undefined ? undefined : { message: typeof error === 'string' ? error : inspect(error) };
 }
