@@ -31,7 +31,7 @@ let namespace: string | undefined;
  * without metrics. (A unit is optional in EMF: these are counts, and dashboards say so.)
  */
 export function metricFields(metrics: readonly (Metric | undefined | false)[]): Record<string, unknown> {
-  const names = metrics.filter((name) => name !== undefined && name !== false);
+  const names = metrics.filter((name): name is Metric => !!name);
   if (names.length === 0) return {};
   return {
     _aws: {
