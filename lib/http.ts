@@ -1,6 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { InvalidInput, Refusal } from './errors';
-import { parseTodoId } from './input';
 import { errorFields, log } from './log';
 import { metricFields, type Metric } from './metrics';
 import type { Deadline, Todo, Written } from './todos';
@@ -73,11 +72,6 @@ export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]
     }
   }
   return { statusCode: 200, headers, body };
-}
-
-/** The `{id}` path parameter as a record id; a 404 when it cannot name one. */
-export function todoId(event: APIGatewayProxyEventV2): number {
-  return parseTodoId(event.pathParameters?.id);
 }
 
 /** The request body as sent, decoded when the gateway base64-encoded it. */
