@@ -14,18 +14,20 @@ export type HttpResponse = APIGatewayProxyStructuredResultV2;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-export function json(statusCode: number, body: unknown, headers?: Record<string, string>): HttpResponse {
-  return { statusCode, headers: { 'content-type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
-}
+export const json = (statusCode: number, body: unknown, headers?: Record<string, string>): HttpResponse => ({
+  statusCode,
+  headers: { 'content-type': JSON_TYPE, ...headers },
+  body: JSON.stringify(body),
+});
 
-export function text(statusCode: number, body: string): HttpResponse {
-  return { statusCode, headers: { 'content-type': TEXT_TYPE }, body };
-}
+export const text = (statusCode: number, body: string): HttpResponse => ({
+  statusCode,
+  headers: { 'content-type': TEXT_TYPE },
+  body,
+});
 
 /** 201 Created, with the record and its address in `Location`. */
-export function created(todo: Todo): HttpResponse {
-  return json(201, todo, { location: `/todos/${todo.id}` });
-}
+export const created = (todo: Todo): HttpResponse => json(201, todo, { location: `/todos/${todo.id}` });
 
 /**
  * The answer to a write: `respond` builds it from what was written, and a replay of an earlier
@@ -75,19 +77,17 @@ export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]
 }
 
 /** The request body as sent, decoded when the gateway base64-encoded it. */
-export function bodyText({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined {
-  return isBase64Encoded && body ? Buffer.from(body, 'base64').toString() : body;
-}
+export const bodyText = ({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined =>
+  isBase64Encoded && body ? Buffer.from(body, 'base64').toString() : body;
 
 /**
  * Turns whatever a handler throws into the answer the client gets. A 5xx is a failure of ours:
  * the gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
  */
-function errorToResponse(error: unknown): HttpResponse {
-  return error instanceof Refusal
+const errorToResponse = (error: unknown): HttpResponse =>
+  error instanceof Refusal
     ? json(error.status, { error: error.answer ?? error.message }, error.headers)
     : json(500, { error: 'Internal server error' });
-}
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse>;
 

@@ -15,10 +15,8 @@ export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LEVELS)[number];
 
 /** `debug`, `info` (the default), `warn`, `error` or `silent`, in any case. */
-export function logLevelFrom(value: string | undefined): LogLevel {
-  const wanted = value?.toLowerCase();
-  return LEVELS.find((level) => level === wanted) ?? 'info';
-}
+export const logLevelFrom = (value: string | undefined): LogLevel =>
+  LEVELS.find((level) => level === value?.toLowerCase()) ?? 'info';
 
 /** The index in LEVELS below which nothing is written; undefined until LOG_LEVEL is read. */
 let threshold: number | undefined;
@@ -57,14 +55,13 @@ export function writeLine(line: string): void {
  * An error as plain JSON, with its stack and the chain of causes (the SDK's error sits in
  * `cause`), three deep at most. JSON.stringify leaves out the `cause: undefined` at the end.
  */
-export function errorFields(error: unknown, depth = 0): unknown {
-  if (error instanceof Error) {
-    return {
-      name: error.name,
-      message: error.message,
-      stack: error.stack,
-      cause: depth < 3 ? errorFields(error.cause, depth + 1) : undefined,
-    };
-  }
-  return error === undefined ? undefined : { message: typeof error === 'string' ? error : inspect(error) };
-}
+export const errorFields = (error: unknown, depth = 0): unknown => {
+  if (error === undefined) return undefined;
+  if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : inspect(error) };
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    cause: depth < 3 ? errorFields(error.cause, depth + 1) : undefined,
+  };
+};
