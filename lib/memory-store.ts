@@ -141,7 +141,8 @@ export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
-      grow(-listBytes(current));
+      // A delete only shrinks the list: nothing to refuse (grow), and no ListFull in its bundle.
+      state.bytes -= listBytes(current);
       todos.delete(id);
       return true as const;
     }),
