@@ -33,10 +33,10 @@ export const created = (todo: Todo): HttpResponse => json(201, todo, { location:
  * The answer to a write: `respond` builds it from what was written, and a replay of an earlier
  * request's answer (the same Idempotency-Key) says so in `Idempotent-Replayed`, as Stripe's does.
  */
-export function answer<T>(written: Written<T>, respond: (value: T) => HttpResponse): HttpResponse {
+export const answer = <T>(written: Written<T>, respond: (value: T) => HttpResponse): HttpResponse => {
   const response = respond(written.value);
   return written.replayed ? { ...response, headers: { ...response.headers, 'idempotent-replayed': 'true' } } : response;
-}
+};
 
 /** Below this many bytes gzip saves less than its own header costs. */
 const GZIP_FROM_BYTES = 1024;
@@ -44,20 +44,20 @@ const GZIP_FROM_BYTES = 1024;
 /**
  * The client's Accept-Encoding takes gzip: named, or `*`, without `q=0`. (`gzip;q=0` refuses it.)
  */
-function acceptsGzip(header = ''): boolean {
+const acceptsGzip = (header = ''): boolean => {
   const weight = (coding: string) => {
     const match = new RegExp(`(?:^|,)\\s*${coding}\\s*(?:;\\s*q=([\\d.]+))?\\s*(?:,|$)`, 'i').exec(header);
     return match ? Number(match[1] ?? 1) : undefined;
   };
   return (weight('gzip') ?? weight('\\*') ?? 0) > 0;
-}
+};
 
 /**
  * GET /todos: the list, gzip-compressed (base64 in Lambda's answer, which API Gateway decodes)
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
  * itself. The answer varies with Accept-Encoding, and says so to caches.
  */
-export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse {
+export const listAnswer = (event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse => {
   const body = JSON.stringify(todos);
   const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding' };
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
@@ -74,7 +74,7 @@ export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]
     }
   }
   return { statusCode: 200, headers, body };
-}
+};
 
 /** The request body as sent, decoded when the gateway base64-encoded it. */
 export const bodyText = ({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined =>
@@ -120,8 +120,9 @@ const WRITTEN: Partial<Record<string, Metric>> = { 'POST 201': 'Created', 'DELET
  * Gateway request (`invoke local` with another event, or none) is answered a 400, like any
  * malformed request.
  */
-export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
-  return async (event, context) => {
+export const httpHandler =
+  (handle: HttpHandler): APIGatewayProxyHandlerV2 =>
+  async (event, context) => {
     // hrtime, not performance.now(): the first use of `performance` loads perf_hooks, about
     // 0.5 ms of every cold start.
     const started = process.hrtime.bigint();
@@ -162,4 +163,3 @@ export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
     cold = false;
     return response;
   };
-}

@@ -27,12 +27,12 @@ let threshold: number | undefined;
  * a changed LOG_LEVEL, as the tests do.
  */
 export const readLogLevel = (): number => (threshold = LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL)));
-export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
+export const log = (level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void => {
   if (LEVELS.indexOf(level) < (threshold ?? readLogLevel())) return;
   // Epoch milliseconds, as pino writes them: Date.now() is cheap from the first call, where a
   // first `new Date().toISOString()` costs about 0.2 ms of a cold start.
   writeLine(`${JSON.stringify({ level, time: Date.now(), ...fields })}\n`);
-}
+};
 
 /**
  * A synchronous write to fd 1, as pino's sonic-boom does: the first use of process.stdout
@@ -40,7 +40,7 @@ export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, u
  * stdout is a non-blocking pipe that is full (EAGAIN), or takes only part of the line, the
  * rest goes through process.stdout, which queues it.
  */
-export function writeLine(line: string): void {
+export const writeLine = (line: string): void => {
   const bytes = Buffer.from(line);
   let written = 0;
   try {
@@ -49,7 +49,7 @@ export function writeLine(line: string): void {
     // Nothing was written; process.stdout takes all of it.
   }
   if (written < bytes.length) process.stdout.write(bytes.subarray(written));
-}
+};
 
 /**
  * An error as plain JSON, with its stack and the chain of causes (the SDK's error sits in

@@ -44,7 +44,7 @@ interface StateHolder {
   [STATE_KEY]?: MemoryState | undefined;
 }
 
-function seed(state: MemoryState): MemoryState {
+const seed = (state: MemoryState): MemoryState => {
   state.todos.clear();
   state.claims.clear();
   state.bytes = 0;
@@ -54,7 +54,7 @@ function seed(state: MemoryState): MemoryState {
   }
   state.nextId = FIRST_NEW_ID;
   return state;
-}
+};
 
 const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
@@ -66,19 +66,19 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
 const { todos, claims } = state;
 
 /** Puts the shared store back to its start state: records 1 and 2, next id 3. */
-export function resetMemoryStore(): void {
+export const resetMemoryStore = (): void => {
   seed(state);
-}
+};
 
 /**
  * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
  * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
  * with the claim. Undefined when there is no such record.
  */
-function claimed<T>(
+const claimed = <T>(
   claim: IdempotencyClaim | undefined,
   write: () => T,
-): Written<NonNullable<T>> | Extract<T, undefined> {
+): Written<NonNullable<T>> | Extract<T, undefined> => {
   const kept = claim && claims.get(claim.key);
   if (claim && kept && kept.expiresAt > Date.now()) {
     if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
@@ -93,13 +93,13 @@ function claimed<T>(
     claims.set(claim.key, { ...claim, value });
   }
   return { value, replayed: false };
-}
+};
 
 /** Grows the list by `bytes` (or shrinks it), refusing to take it past MAX_LIST_BYTES. */
-function grow(bytes: number): void {
+const grow = (bytes: number): void => {
   if (bytes > 0 && state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
   state.bytes += bytes;
-}
+};
 
 // Records are replaced, never mutated, so a record handed out earlier keeps the value it had;
 // `Map.set` on an existing key keeps its place in the list. Each operation is a function of its
