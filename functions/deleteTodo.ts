@@ -1,5 +1,6 @@
 import { found } from '../lib/errors';
-import { answer, httpHandler, text, todoId } from '../lib/http';
+import { answer, httpHandler, text } from '../lib/http';
+import { parseTodoId } from '../lib/input';
 import { idempotencyClaim } from '../lib/idempotency';
 import { remove } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
@@ -8,7 +9,8 @@ import type { TodoStore } from '../lib/todos';
 const deleteTodo = (todos: Pick<TodoStore, 'remove'>) =>
   httpHandler(async (event, deadline) => {
     const claim = idempotencyClaim(event, undefined);
-    return answer(found(await todos.remove(todoId(event), { deadline, claim })), () => text(200, 'Deleted'));
+    const id = parseTodoId(event.pathParameters?.id);
+    return answer(found(await todos.remove(id, { deadline, claim })), () => text(200, 'Deleted'));
   });
 
 // `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild

@@ -1,7 +1,7 @@
 import { found } from '../lib/errors';
-import { answer, bodyText, httpHandler, json, todoId } from '../lib/http';
+import { answer, bodyText, httpHandler, json } from '../lib/http';
 import { idempotencyClaim } from '../lib/idempotency';
-import { parseJsonObject, todoPatch } from '../lib/input';
+import { parseJsonObject, parseTodoId, todoPatch } from '../lib/input';
 import { update } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
@@ -12,7 +12,8 @@ const updateTodo = (todos: Pick<TodoStore, 'update'>) =>
     const claim = idempotencyClaim(event, body);
     // The body is checked before the id: a malformed request is a 400 whatever its id.
     const patch = todoPatch(parseJsonObject(body));
-    return answer(found(await todos.update(todoId(event), patch, { deadline, claim })), (todo) => json(200, todo));
+    const id = parseTodoId(event.pathParameters?.id);
+    return answer(found(await todos.update(id, patch, { deadline, claim })), (todo) => json(200, todo));
   });
 
 // `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild

@@ -74,7 +74,7 @@ export class StoreUnavailable extends Refusal {
 }
 
 /** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */
-export function found<T>(value: T | undefined | false): T {
+export const found = <T>(value: T | undefined | false): T => {
   if (value === undefined || value === false) throw new TodoNotFound();
   return value;
-}
+};

@@ -17,19 +17,22 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * other key can reach a record.
  */
 export function parseJsonObject(body: string | undefined): JsonObject {
-  const notAnObject = () => new InvalidInput('Request body must be a JSON object');
-  // `!body`, not `=== undefined`: serverless-offline sends `null` for a request without one.
-  if (!body) throw notAnObject();
-  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
-    throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
-  }
   let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    throw new InvalidInput('Request body is not valid JSON');
+  // An empty body is no object. `if (body)`, not `!== undefined`: serverless-offline sends `null`
+  // for a request without one.
+  if (body) {
+    if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
+      throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
+    }
+    try {
+      value = JSON.parse(body);
+    } catch {
+      throw new InvalidInput('Request body is not valid JSON');
+    }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw notAnObject();
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidInput('Request body must be a JSON object');
+  }
   return value as JsonObject;
 }
 
@@ -49,8 +52,8 @@ export function todoPatch(body: JsonObject): TodoPatch {
   for (const [field, type] of [
     ['title', 'string'],
     ['completed', 'boolean'],
-  ]) {
-    if (!field || !Object.hasOwn(body, field)) continue;
+  ] as const) {
+    if (!Object.hasOwn(body, field)) continue;
     if (typeof body[field] !== type) throw new InvalidInput(`${field} must be a ${type}`);
     patch[field] = body[field];
   }

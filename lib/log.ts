@@ -15,13 +15,11 @@ export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LEVELS)[number];
 
 /** `debug`, `info` (the default), `warn`, `error` or `silent`, in any case. */
-export function logLevelFrom(value: string | undefined): LogLevel {
-  const wanted = value?.toLowerCase();
-  return LEVELS.find((level) => level === wanted) ?? 'info';
-}
+export const logLevelFrom = (value: string | undefined): LogLevel =>
+  LEVELS.find((level) => level === value?.toLowerCase()) ?? 'info';
 
-/** The index in LEVELS below which nothing is written; -1 until LOG_LEVEL is read. */
-let threshold = -1;
+/** The index in LEVELS below which nothing is written; undefined until LOG_LEVEL is read. */
+let threshold: number | undefined;
 
 /**
  * Reads LOG_LEVEL: once per container, at its first log line (not at load, and not at every line:
@@ -29,12 +27,12 @@ let threshold = -1;
  * a changed LOG_LEVEL, as the tests do.
  */
 export const readLogLevel = (): number => (threshold = LEVELS.indexOf(logLevelFrom(process.env.LOG_LEVEL)));
-export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void {
-  if (LEVELS.indexOf(level) < (threshold < 0 ? readLogLevel() : threshold)) return;
+export const log = (level: Exclude<LogLevel, 'silent'>, fields: Record<string, unknown>): void => {
+  if (LEVELS.indexOf(level) < (threshold ?? readLogLevel())) return;
   // Epoch milliseconds, as pino writes them: Date.now() is cheap from the first call, where a
   // first `new Date().toISOString()` costs about 0.2 ms of a cold start.
   writeLine(`${JSON.stringify({ level, time: Date.now(), ...fields })}\n`);
-}
+};
 
 /**
  * A synchronous write to fd 1, as pino's sonic-boom does: the first use of process.stdout
@@ -42,7 +40,7 @@ export function log(level: Exclude<LogLevel, 'silent'>, fields: Record<string, u
  * stdout is a non-blocking pipe that is full (EAGAIN), or takes only part of the line, the
  * rest goes through process.stdout, which queues it.
  */
-export function writeLine(line: string): void {
+export const writeLine = (line: string): void => {
   const bytes = Buffer.from(line);
   let written = 0;
   try {
@@ -51,15 +49,19 @@ export function writeLine(line: string): void {
     // Nothing was written; process.stdout takes all of it.
   }
   if (written < bytes.length) process.stdout.write(bytes.subarray(written));
-}
+};
 
 /**
  * An error as plain JSON, with its stack and the chain of causes (the SDK's error sits in
  * `cause`), three deep at most. JSON.stringify leaves out the `cause: undefined` at the end.
  */
-export function errorFields(error: unknown, depth = 0): unknown {
+export const errorFields = (error: unknown, depth = 0): unknown => {
   if (error === undefined) return undefined;
   if (!(error instanceof Error)) return { message: typeof error === 'string' ? error : inspect(error) };
-  const { name, message, stack, cause } = error;
-  return { name, message, stack, cause: depth < 3 ? errorFields(cause, depth + 1) : undefined };
-}
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    cause: depth < 3 ? errorFields(error.cause, depth + 1) : undefined,
+  };
+};

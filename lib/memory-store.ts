@@ -44,7 +44,7 @@ interface StateHolder {
   [STATE_KEY]?: MemoryState | undefined;
 }
 
-function seed(state: MemoryState): MemoryState {
+const seed = (state: MemoryState): MemoryState => {
   state.todos.clear();
   state.claims.clear();
   state.bytes = 0;
@@ -54,7 +54,7 @@ function seed(state: MemoryState): MemoryState {
   }
   state.nextId = FIRST_NEW_ID;
   return state;
-}
+};
 
 const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
@@ -62,22 +62,24 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   bytes: 0,
   claims: new Map(),
 }));
+/** The state's maps: a reset clears them, and nothing ever replaces them. */
+const { todos, claims } = state;
 
 /** Puts the shared store back to its start state: records 1 and 2, next id 3. */
-export function resetMemoryStore(): void {
+export const resetMemoryStore = (): void => {
   seed(state);
-}
+};
 
 /**
  * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
  * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
  * with the claim. Undefined when there is no such record.
  */
-function claimed<T>(
+const claimed = <T>(
   claim: IdempotencyClaim | undefined,
   write: () => T,
-): Written<NonNullable<T>> | Extract<T, undefined> {
-  const kept = claim && state.claims.get(claim.key);
+): Written<NonNullable<T>> | Extract<T, undefined> => {
+  const kept = claim && claims.get(claim.key);
   if (claim && kept && kept.expiresAt > Date.now()) {
     if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
     return { value: kept.value as NonNullable<T>, replayed: true };
@@ -86,18 +88,18 @@ function claimed<T>(
   if (value === undefined || value === null) return undefined as Extract<T, undefined>;
   if (claim) {
     // An expired key claimed again goes to the back, as the newest; only a new key evicts the oldest.
-    state.claims.delete(claim.key);
-    if (state.claims.size >= MAX_KEPT_CLAIMS) state.claims.delete(state.claims.keys().next().value ?? '');
-    state.claims.set(claim.key, { ...claim, value });
+    claims.delete(claim.key);
+    if (claims.size >= MAX_KEPT_CLAIMS) claims.delete(claims.keys().next().value ?? '');
+    claims.set(claim.key, { ...claim, value });
   }
   return { value, replayed: false };
-}
+};
 
 /** Grows the list by `bytes` (or shrinks it), refusing to take it past MAX_LIST_BYTES. */
-function grow(bytes: number): void {
+const grow = (bytes: number): void => {
   if (bytes > 0 && state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
   state.bytes += bytes;
-}
+};
 
 // Records are replaced, never mutated, so a record handed out earlier keeps the value it had;
 // `Map.set` on an existing key keeps its place in the list. Each operation is a function of its
@@ -106,46 +108,42 @@ function grow(bytes: number): void {
 /** The store's answer: at once, but as a promise, as every store answers. */
 const now = <T>(value: T): Promise<T> => Promise.resolve(value);
 
-export const list: TodoStore['list'] = () => now([...state.todos.values()]);
+export const list: TodoStore['list'] = () => now([...todos.values()]);
 
-export const get: TodoStore['get'] = (id) => now(state.todos.get(id));
+export const get: TodoStore['get'] = (id) => now(todos.get(id));
 
 export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {}) =>
   now(
     claimed(claim, () => {
       const todo: Todo = { id: state.nextId, title, completed: false };
       grow(listBytes(todo));
-      state.todos.set(state.nextId++, todo);
+      todos.set(state.nextId++, todo);
       return todo;
     }),
   );
 
-export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) => {
-  // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
-  if (patch.title === undefined && patch.completed === undefined) {
-    const current = state.todos.get(id);
-    return now(current && { value: current, replayed: false });
-  }
-  return now(
-    claimed(claim, () => {
-      const current = state.todos.get(id);
+export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) =>
+  now(
+    // An empty patch claims no key (as on DynamoDB), and writes the record back as it is.
+    claimed(patch.title === undefined && patch.completed === undefined ? undefined : claim, () => {
+      const current = todos.get(id);
       if (current === undefined) return undefined;
       const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
       // Only the title changes the list's size (listBytes).
       if (todo.title !== current.title) grow(listBytes(todo) - listBytes(current));
-      state.todos.set(id, todo);
+      todos.set(id, todo);
       return todo;
     }),
   );
-};
 
 export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
   now(
     claimed(claim, () => {
-      const current = state.todos.get(id);
+      const current = todos.get(id);
       if (current === undefined) return undefined;
-      grow(-listBytes(current));
-      state.todos.delete(id);
+      // A delete only shrinks the list: nothing to refuse (grow), and no ListFull in its bundle.
+      state.bytes -= listBytes(current);
+      todos.delete(id);
       return true as const;
     }),
   );
