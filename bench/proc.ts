@@ -34,8 +34,28 @@ export function rssMb(pid: number): number {
 }
 
 /** CPU time the process has used, user and system, in milliseconds. */
-export function cpuMs(pid: number): number {
+export function cpuMs(pid: number | string): number {
   const fields = statFields(pid);
   // utime and stime are fields 14 and 15: the 12th and 13th after the command name.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU time used so far, in milliseconds, by the processes that serve a fleet on this machine:
+ * DynamoDB Local (its JVM) and the Lambda containers (harness/lambda-runtime.cjs). Processes
+ * that have exited are not counted: read it around a span in which none do.
+ */
+export function fleetCpuMs(): { dynamoDbLocal: number; containers: number } {
+  const totals = { dynamoDbLocal: 0, containers: 0 };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (command.includes('DynamoDBLocal')) totals.dynamoDbLocal += cpuMs(entry);
+      else if (command.includes('lambda-runtime.cjs')) totals.containers += cpuMs(entry);
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  return totals;
 }

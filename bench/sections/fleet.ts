@@ -4,6 +4,7 @@ import { startFleet, type Fleet } from '../../harness/fleet';
 import { idGaps, postLoad } from '../../harness/load';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';
 import { median, round, type BenchOptions, type Row } from '../lib';
+import { fleetCpuMs } from '../proc';
 import { packagedAt, treesFor, type Tree } from '../trees';
 
 /**
@@ -75,8 +76,19 @@ async function postPoint(fleet: Fleet, pool: FunctionPool, containers: number) {
   // Every container started and warm before the clock runs.
   await postLoad(fleet.url, { connections: 2 * containers, seconds: 1 });
   const from = fleet.proxy.seen.length;
+  const cpuBefore = fleetCpuMs();
+  const ownBefore = process.cpuUsage();
   const report = await postLoad(fleet.url, { connections: 2 * containers, seconds: MEASURE_SECONDS });
-  return { report, ops: operations(fleet, from) };
+  const own = process.cpuUsage(ownBefore);
+  const cpuAfter = fleetCpuMs();
+  // Where the machine's CPU went: every process of the fleet shares its two cores.
+  const cpu = {
+    dynamoDbLocal: cpuAfter.dynamoDbLocal - cpuBefore.dynamoDbLocal,
+    containers: cpuAfter.containers - cpuBefore.containers,
+    // The gateway, the fault proxy and the load run in this process.
+    harness: (own.user + own.system) / 1000,
+  };
+  return { report, ops: operations(fleet, from), cpu };
 }
 
 async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
@@ -86,7 +98,15 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
   // patch of a shared machine then moves one round's figures, not one point's.
   const points = new Map<
     number,
-    { perSecond: number; ratio: number; p99: number; tx: number; gets: number; requests: number }[]
+    {
+      perSecond: number;
+      ratio: number;
+      p99: number;
+      tx: number;
+      gets: number;
+      requests: number;
+      cpu: { dynamoDbLocal: number; containers: number; harness: number };
+    }[]
   >();
   for (const order of ROUND_ORDERS) {
     const round: Record<number, Awaited<ReturnType<typeof postPoint>>> = {};
@@ -106,6 +126,11 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
           gets: (point.ops.GetItem ?? 0) / posts,
           // Every request to DynamoDB, whatever its kind: what a POST costs the store in all.
           requests: Object.values(point.ops).reduce((sum, count) => sum + count, 0) / posts,
+          cpu: {
+            dynamoDbLocal: point.cpu.dynamoDbLocal / posts,
+            containers: point.cpu.containers / posts,
+            harness: point.cpu.harness / posts,
+          },
         },
       ]);
     }
@@ -123,7 +148,10 @@ async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void>
         `median of ${measured.length} rounds; ×${round(ratio)} of 1 container (rounds: ${measured.map((point) => round(point.ratio)).join(', ')}); ` +
         `p99 ${round(median(measured.map((point) => point.p99)), 0)} ms; ` +
         `${round(median(measured.map((point) => point.tx)))} TransactWriteItems and ${round(median(measured.map((point) => point.gets)))} GetItem a POST; ` +
-        `${round(median(measured.map((point) => point.requests)))} DynamoDB requests a POST in all`,
+        `${round(median(measured.map((point) => point.requests)))} DynamoDB requests a POST in all; ` +
+        `CPU a POST: DynamoDB Local ${round(median(measured.map((point) => point.cpu.dynamoDbLocal)))} ms, ` +
+        `containers ${round(median(measured.map((point) => point.cpu.containers)))} ms, ` +
+        `gateway, proxy and load ${round(median(measured.map((point) => point.cpu.harness)))} ms`,
     });
   }
   const listed = ((await (await fetch(`${fleet.url}/todos`)).json()) as { id: number }[]).map((todo) => todo.id);
