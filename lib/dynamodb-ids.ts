@@ -4,6 +4,7 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { backoff, pause, type DynamoDbSender } from './dynamodb-client';
@@ -50,10 +51,12 @@ import type { IdempotencyClaim, Todo, Written } from './todos';
  *   and their id in the counter (RECENT_IDS), or else read their outcome. So under contention a
  *   transaction writes many POSTs, no POST's transaction is bound to fail, and a queued POST
  *   costs its intent, its looks and its share of a commit.
- * - **A head that does not commit** (its container stalled, or crashed) is committed for it by
- *   the POST next in line once the head has not moved for HEAD_LEASE_MS, by the one after it a
- *   lease later, and so on: nothing is lost, and its POST finds its outcome. (When every waiting
- *   POST took over at once, each one's transaction failed on the others', and the queue stalled.) A POST near its deadline takes itself back: it writes its outcome as
+ * - **A head that does not commit** (its container stalled, or crashed, or its POST withdrawn) is
+ *   committed for it by a POST still waiting once the head has not moved for HEAD_LEASE_MS: the
+ *   one whose conditional mark on the head's intent lands first (#takeOver). Nothing is lost, and
+ *   its POST finds its outcome. (When every waiting POST took over at once, each one's transaction
+ *   failed on the others', and the queue stalled; a lease per place in line instead left POSTs far
+ *   behind a run of withdrawn intents waiting past their deadline.) A POST near its deadline takes itself back: it writes its outcome as
  *   "withdrawn", on condition that it has none yet. Either that write wins, and any later commit
  *   drops the intent unwritten (the POST answers 503), or the POST was committed first, and it
  *   answers with its outcome. Intents older than a request can live are dropped, unwritten, by
@@ -318,8 +321,8 @@ export class IdAllocator {
 
   /**
    * Waits for a queued POST's outcome: it looks at the queue (its id in the counter, or its
-   * intent gone, means it was committed), and commits the queue when at its head, or when the
-   * head has not moved for a lease per place ahead of it. Between looks it pauses about as long
+   * intent gone, means it was committed), and commits the queue when at its head, or when it has
+   * taken over a head that has not moved for HEAD_LEASE_MS. Between looks it pauses about as long
    * as a commit takes here: every look is a request of every waiting container. (Paused for as
    * long as POSTs had waited, looks came later as the queue slowed, and the queue slowed because
    * the next head looked late: sixteen containers fell to about 30 POSTs a second for seconds.)
@@ -327,7 +330,7 @@ export class IdAllocator {
   async #waitFor(post: NewTodo, uuid: string, id: number, signal: AbortSignal): Promise<Outcome> {
     let head: { id: number; since: number } | undefined;
     for (;;) {
-      const { counter, intents } = await this.#queue(signal, uuid);
+      const { counter, intents } = await this.#queue(signal, false);
       const now = Date.now();
       const given = counter.recent?.[uuid];
       if (given !== undefined) {
@@ -346,7 +349,11 @@ export class IdAllocator {
       if (intents.length > 1) this.#contendedUntil = now + CONTENDED_FOR_MS;
       const first = intents[0];
       if (first !== undefined && head?.id !== first.id) head = { id: first.id, since: now };
-      if (place === 0 || (place > 0 && head !== undefined && now - head.since > HEAD_LEASE_MS * place)) {
+      const stalled = first !== undefined && head !== undefined && now - head.since > HEAD_LEASE_MS;
+      if (stalled && place !== 0 && !(await this.#takeOver(first, uuid, signal))) {
+        // Another POST has taken the head over: give it a lease before trying again.
+        head = { id: first.id, since: Date.now() };
+      } else if (place === 0 || stalled) {
         const commitStarted = Date.now();
         // The head commits: it reads the queue again, with the titles it is to write, unless
         // the queue is its own intent alone.
@@ -368,16 +375,47 @@ export class IdAllocator {
     }
   }
 
+  /**
+   * Marks the stalled head's intent as taken over by the POST `by`, on condition that no other
+   * POST has marked it within a lease: of the POSTs that find the head stalled, one commits for
+   * it, and another may once that one has had a lease. False when another POST has it, or when
+   * the head is gone meanwhile (a commit wrote it). A retry of the mark finds its own.
+   */
+  async #takeOver(head: Intent, by: string, signal: AbortSignal): Promise<boolean> {
+    const now = Date.now();
+    try {
+      await this.#send('UpdateItem', signal, (abortSignal) =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: COUNTER_KEY.pk, id: head.id },
+            UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
+            ConditionExpression:
+              'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
+            ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
+            ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
+          }),
+          { abortSignal },
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
   #learnCommit(started: number): void {
     this.#commitMs = 0.8 * this.#commitMs + 0.2 * (Date.now() - started);
   }
 
   /**
    * The counter and the intents in order: one Query of the counter's partition. With the titles
-   * the commit writes, or, for a POST's look, without them: the intents' ids and uuids, and of
-   * the counter its place and size and the id a commit gave `looking`, if one did.
+   * the commit writes, or, for a POST's look, without them: the intents' ids and uuids, and the
+   * counter's place, size and recent ids. (All of `recent`, not the looking POST's entry alone: a
+   * commit of the look's queue carries the earlier commits' ids on, for POSTs still to look.)
    */
-  async #queue(signal: AbortSignal, looking?: string): Promise<{ counter: Counter; intents: Intent[] }> {
+  async #queue(signal: AbortSignal, titles = true): Promise<{ counter: Counter; intents: Intent[] }> {
     const { Items = [] } = await this.#send('Query', signal, (abortSignal) =>
       this.db.send(
         new QueryCommand({
@@ -386,15 +424,9 @@ export class IdAllocator {
           ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
           ConsistentRead: true,
           Limit: 1 + MAX_INTENTS,
-          ...(looking !== undefined && {
-            ProjectionExpression: 'id, #uuid, #next, #bytes, #recent.#looking',
-            ExpressionAttributeNames: {
-              '#uuid': 'uuid',
-              '#next': 'next',
-              '#bytes': 'bytes',
-              '#recent': 'recent',
-              '#looking': looking,
-            },
+          ...(!titles && {
+            ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
+            ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
           }),
         }),
         { abortSignal },

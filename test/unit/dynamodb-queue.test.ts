@@ -4,7 +4,8 @@ import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
 import { HEAD_LEASE_MS } from '../../lib/dynamodb-ids';
-import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb-table';
+import { COUNTER_KEY, EXPIRES, outcomeKey } from '../../lib/dynamodb-table';
+import { eventually } from '../../harness/wait';
 import {
   dynamoDbStore,
   dynamoDbStoreAt,
@@ -21,6 +22,8 @@ import {
 
 /** Each test's POSTs: a few round trips each, and at most a few head leases of waiting. */
 const WITHIN_MS = 4 * HEAD_LEASE_MS + 15_000;
+/** One step of a test that the next waits for: a round trip or two, on a busy machine. */
+const STEP_MS = 5_000;
 
 let proxies: FaultProxy[] = [];
 afterEach(async () => {
@@ -64,20 +67,28 @@ describe('the queue of POSTs, across containers', () => {
       // The head's first look waits until the other POST has queued behind it: it then commits both.
       let release: () => void = () => undefined;
       head.network.inject(operation('Query'), { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
-      const looking = head.network.next(operation('Query'));
+      const headFrom = head.network.seen.length;
       const first = head.post('the head’s own');
-      await looking;
+      await eventually(() => head.network.seen.slice(headFrom).some(operation('Query')), {
+        within: STEP_MS,
+        what: 'the head’s first look',
+      });
       const from = waiter.network.seen.length;
-      const queued = waiter.network.landed(both(operation('PutItem'), mentions('queued behind the head')));
+      let queued = false;
+      void waiter.network
+        .landed(both(operation('PutItem'), mentions('queued behind the head')))
+        .then(() => (queued = true));
       const second = waiter.post('queued behind the head');
-      await queued;
+      await eventually(() => queued, { within: STEP_MS, what: 'the other POST’s intent' });
       release();
       expect([(await first).statusCode, bodyOf(await second)]).toEqual([
         201,
         { id: 5, title: 'queued behind the head', completed: false },
       ]);
       const waiterSent = waiter.network.seen.slice(from);
-      // It was committed by the head, not by itself, and found its id in the counter.
+      // It was committed by the head, with the head's own, and found its id in the counter.
+      const commitsTheWaiter = both(operation('TransactWriteItems'), mentions('queued behind the head'));
+      expect(head.network.seen.filter(commitsTheWaiter).filter(mentions('the head’s own'))).toHaveLength(1);
       expect(waiterSent.filter(operation('TransactWriteItems')).filter(mentions('the head’s own'))).toEqual([]);
       expect(waiterSent.filter(operation('GetItem'))).toEqual([]);
       expect(await titles(head.store)).toEqual([
@@ -92,7 +103,7 @@ describe('the queue of POSTs, across containers', () => {
   );
 
   it(
-    'a head that does not commit is committed for by one POST behind it, not by all of them at once',
+    'a head that does not commit is taken over by one POST behind it, not by all of them at once',
     async () => {
       const { table, containers } = await contendedContainers(3);
       // The head: an intent whose container has stalled, written as a POST's would be.
@@ -127,6 +138,40 @@ describe('the queue of POSTs, across containers', () => {
         expect.arrayContaining(['behind 0', 'behind 1', 'behind 2']),
       );
       expect(listed).toHaveLength(7);
+    },
+    WITHIN_MS,
+  );
+
+  it(
+    'a run of withdrawn POSTs at the head does not hold the queue: a POST behind ten of them is written in time',
+    async () => {
+      const {
+        table,
+        containers: [behind],
+      } = await contendedContainers(1);
+      if (behind === undefined) throw new Error('a container');
+      // Ten POSTs that took themselves back at their deadline: each left its intent, and its outcome "withdrawn".
+      const documents = localDocumentClient(testDynamoDbEndpoint());
+      const expires = Math.ceil(Date.now() / 1000) + 600;
+      for (let i = 0; i < 10; i++) {
+        const uuid = `withdrawn ${i}`;
+        const intent = { pk: COUNTER_KEY.pk, id: Date.now() * 1000 + i, uuid, title: uuid, [EXPIRES]: expires };
+        await documents.send(new PutCommand({ TableName: table, Item: intent }));
+        const outcome = { ...outcomeKey(uuid), refused: 'withdrawn', [EXPIRES]: expires };
+        await documents.send(new PutCommand({ TableName: table, Item: outcome }));
+      }
+      expect(bodyOf(await behind.post('behind ten withdrawn'))).toEqual({
+        id: 4,
+        title: 'behind ten withdrawn',
+        completed: false,
+      });
+      // The withdrawn ones are dropped, unwritten.
+      expect(await titles(behind.store)).toEqual([
+        [1, expect.any(String)],
+        [2, expect.any(String)],
+        [3, 'from another container'],
+        [4, 'behind ten withdrawn'],
+      ]);
     },
     WITHIN_MS,
   );
