@@ -16,6 +16,7 @@ import {
   TODO_PARTITION,
   cancellations,
   claimPut,
+  conditionFailed,
   inFlightAtDeadline,
   outcomeKey,
   replayOf,
@@ -56,11 +57,11 @@ import type { IdempotencyClaim, Todo, Written } from './todos';
  *   one whose conditional mark on the head's intent lands first (#takeOver). Nothing is lost, and
  *   its POST finds its outcome. (When every waiting POST took over at once, each one's transaction
  *   failed on the others', and the queue stalled; a lease per place in line instead left POSTs far
- *   behind a run of withdrawn intents waiting past their deadline.) A POST near its deadline takes itself back: it writes its outcome as
- *   "withdrawn", on condition that it has none yet. Either that write wins, and any later commit
- *   drops the intent unwritten (the POST answers 503), or the POST was committed first, and it
- *   answers with its outcome. Intents older than a request can live are dropped, unwritten, by
- *   whoever commits.
+ *   behind a run of withdrawn intents waiting past their deadline.) A POST near its deadline takes
+ *   itself back: it writes its outcome as "withdrawn", on condition that it has none yet. Either
+ *   that write wins, and any later commit drops the intent unwritten (the POST answers 503), or
+ *   the POST was committed first, and it answers with its outcome. Intents older than a request
+ *   can live are dropped, unwritten, by whoever commits.
  *
  * Within one container (the emulator runs every request in one process) POSTs that arrive while
  * a transaction is in flight go together in the next one: a batch (lib/dynamodb-store.ts).
@@ -294,7 +295,7 @@ export class IdAllocator {
         );
         break;
       } catch (error) {
-        if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+        if (!conditionFailed(error)) throw error;
         id = intentId();
       }
     }
@@ -400,7 +401,7 @@ export class IdAllocator {
       );
       return true;
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+      if (conditionFailed(error)) return false;
       throw error;
     }
   }
@@ -594,7 +595,7 @@ export class IdAllocator {
         ),
       );
     } catch (error) {
-      if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+      if (!conditionFailed(error)) throw error;
       const outcome = await this.#outcome(uuid, signal);
       if (outcome !== undefined) return outcome;
       throw new Error('a queued POST left the queue with no outcome', { cause: error });

@@ -19,6 +19,7 @@ import {
   cancelledFor,
   claimKey,
   claimPut,
+  conditionFailed,
   inFlightAtDeadline,
   replayOf,
   toTodo,
@@ -388,7 +389,7 @@ export class DynamoDbTodoStore implements TodoStore {
       )
       .catch((error: unknown) => {
         // Another container counted it first.
-        if (!(error instanceof Error) || error.name !== 'ConditionalCheckFailedException') throw error;
+        if (!conditionFailed(error)) throw error;
       });
   }
 

@@ -64,6 +64,10 @@ export interface Cancellation {
   readonly item?: Item;
 }
 
+/** A plain write refused because its condition did not hold: what it guarded against had happened. */
+export const conditionFailed = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
 /**
  * Why DynamoDB cancelled a transaction, action by action ("None" for those that were fine), or
  * undefined when the error is not a cancellation. Items come unmarshalled: the document client
