@@ -1,13 +1,22 @@
 import { once } from 'node:events';
-import { Agent, createServer, request as forward, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as forward,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 
 /**
  * A small HTTP proxy in front of a DynamoDB endpoint that misbehaves on request, the way a
- * network or a store does: it holds a request back before passing it on, answers too late for
- * the SDK's timeout, loses an answer after the write was applied, or stops answering at all.
- * Tests start one for what they need and point a store's client at `endpoint`.
+ * network does: it holds a request back before passing it on, answers too late for the SDK's
+ * timeout, loses an answer after the write was applied, or stops answering at all. Tests start
+ * one for what they need and point a store's client at `endpoint`. Behind it is DynamoDB Local,
+ * or DynamoDB as AWS runs it (harness/aws-dynamodb/dynamodb.ts), which several proxies may share.
  */
 
 /** A request as the proxy saw it: the DynamoDB operation (from X-Amz-Target) and the JSON body. */
@@ -17,6 +26,48 @@ export interface SeenRequest {
 }
 
 export type Match = (request: SeenRequest) => boolean;
+
+/** A request on its way to DynamoDB, as the proxy passes it on. */
+export interface UpstreamRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly seen: SeenRequest;
+}
+
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** What the proxy passes requests on to: a DynamoDB. */
+export interface Upstream {
+  send(request: UpstreamRequest): Promise<UpstreamAnswer>;
+  close(): void;
+}
+
+/** A DynamoDB at `url`, reached over HTTP with kept-alive connections. */
+export function httpUpstream(url: string): Upstream {
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true });
+  return {
+    async send({ method, path, headers, body }) {
+      const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+        const outgoing = forward({ host: target.hostname, port: target.port, method, path, headers, agent }, resolve);
+        outgoing.on('error', reject);
+        outgoing.end(body);
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      return { status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) };
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}
 
 /** Requests for this DynamoDB operation, e.g. `TransactWriteItems`. */
 export const operation =
@@ -80,9 +131,12 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
-  const target = new URL(upstream);
-  const agent = new Agent({ keepAlive: true });
+/**
+ * Starts a proxy to `upstream`: a DynamoDB's URL, or an Upstream (DynamoDB as AWS runs it), which
+ * stays open when the proxy closes (other proxies may share it).
+ */
+export async function startFaultProxy(upstream: string | Upstream): Promise<FaultProxy> {
+  const dynamodb = typeof upstream === 'string' ? httpUpstream(upstream) : upstream;
   const rules: Rule[] = [];
   const watchers: { match: Match; resolve: (request: SeenRequest) => void }[] = [];
   const landings: { match: Match; resolve: (request: SeenRequest) => void }[] = [];
@@ -121,23 +175,13 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       return;
     }
 
-    const upstreamAnswer = await new Promise<IncomingMessage>((resolve, reject) => {
-      const outgoing = forward(
-        {
-          host: target.hostname,
-          port: target.port,
-          method: incoming.method,
-          path: incoming.url,
-          headers: incoming.headers,
-          agent,
-        },
-        resolve,
-      );
-      outgoing.on('error', reject);
-      outgoing.end(body);
+    const upstreamAnswer = await dynamodb.send({
+      method: incoming.method ?? 'POST',
+      path: incoming.url ?? '/',
+      headers: incoming.headers,
+      body,
+      seen: seenRequest,
     });
-    const answerChunks: Buffer[] = [];
-    for await (const chunk of upstreamAnswer) answerChunks.push(chunk as Buffer);
     for (const landing of landings.filter(({ match }) => match(seenRequest))) {
       landings.splice(landings.indexOf(landing), 1);
       landing.resolve(seenRequest);
@@ -149,7 +193,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     }
     if (fault && 'delayAnswerMs' in fault) await delay(fault.delayAnswerMs);
     if (incoming.socket.destroyed) return;
-    answer.writeHead(upstreamAnswer.statusCode ?? 502, upstreamAnswer.headers).end(Buffer.concat(answerChunks));
+    answer.writeHead(upstreamAnswer.status, upstreamAnswer.headers).end(upstreamAnswer.body);
   }
 
   const server = createServer((incoming, answer) => {
@@ -205,7 +249,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     async close() {
       for (const socket of sockets) socket.destroy();
       server.close();
-      agent.destroy();
+      if (typeof upstream === 'string') dynamodb.close();
       await once(server, 'close');
     },
   };

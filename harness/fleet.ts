@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../scripts/local-dynamodb';
+import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from './aws-dynamodb/dynamodb';
 import { Container, FunctionPool, type FunctionConfig, type PoolStats } from './container';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy';
 import { startGateway, type Cors, type Gateway, type GatewayRecord } from './gateway';
@@ -12,9 +13,10 @@ import { functionZips, type Packaged, type Resource } from './package';
  * The service as AWS runs it, on one machine: the zips that `serverless package` ships, unpacked,
  * each function a pool of containers (harness/container.ts) on Lambda's Node major, behind an
  * HTTP API gateway (harness/gateway.ts) built from the packaged template's routes, on DynamoDB
- * Local reached through a fault proxy (harness/fault-proxy.ts). What holds here holds where each
- * container has its own module state, its own store instance and its own cached counter, which
- * the emulator (one process for all five functions) cannot show.
+ * as AWS runs it (harness/aws-dynamodb/: conflicts, throughput per partition, latency, 500s) over
+ * DynamoDB Local, reached through a fault proxy (harness/fault-proxy.ts), the network. What holds
+ * here holds where each container has its own module state, its own store instance and its own
+ * cached counter, which the emulator (one process for all five functions) cannot show.
  */
 
 export interface FleetOptions {
@@ -30,6 +32,8 @@ export interface FleetOptions {
   readonly freeze?: boolean;
   /** LOG_LEVEL of the functions (default: as packaged). */
   readonly logLevel?: string;
+  /** DynamoDB as AWS runs it, with these options (the default), or `false`: DynamoDB Local as it is. */
+  readonly aws?: AwsDynamoDbOptions | false;
 }
 
 export interface Fleet {
@@ -38,6 +42,8 @@ export interface Fleet {
   readonly table: string;
   /** Between every container and DynamoDB: inject faults, and see every request. */
   readonly proxy: FaultProxy;
+  /** DynamoDB as AWS runs it, and what it did (undefined on DynamoDB Local as it is). */
+  readonly dynamodb: AwsDynamoDb | undefined;
   readonly node: LambdaNode;
   readonly gateway: Gateway;
   /** Each function's pool, by short name. */
@@ -130,7 +136,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const table = options.table ?? `fleet-${process.pid}-${Date.now()}-${++tables}`;
   const root = mkdtempSync(join(tmpdir(), 'todo-fleet-'));
   const node = await lambdaNode();
-  const proxy = await startFaultProxy(dynamoDbEndpoint);
+  const dynamodb = options.aws === false ? undefined : awsDynamoDb(dynamoDbEndpoint, options.aws);
+  const proxy = await startFaultProxy(dynamodb ?? dynamoDbEndpoint);
   const admin = localClient(dynamoDbEndpoint);
   const pools = new Map<string, FunctionPool>();
   const output = new Map<string, string[]>();
@@ -181,6 +188,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   } catch (error) {
     for (const pool of pools.values()) pool.stop();
     await proxy.close();
+    dynamodb?.close();
     admin.destroy();
     rmSync(root, { recursive: true, force: true });
     throw error;
@@ -190,6 +198,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     url: started.url,
     table,
     proxy,
+    dynamodb,
     node,
     gateway: started,
     pools,
@@ -207,6 +216,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       await started.close();
       for (const pool of pools.values()) pool.stop();
       await proxy.close();
+      dynamodb?.close();
       admin.destroy();
       rmSync(root, { recursive: true, force: true });
     },
