@@ -59,3 +59,17 @@ export function fleetCpuMs(): { dynamoDbLocal: number; containers: number } {
   }
   return totals;
 }
+
+/**
+ * The machine's CPU time so far, busy and in all, in milliseconds summed over its cores, from
+ * /proc/stat: whatever runs on it, the fleet or anything else. Busy over all, around a span, is
+ * how saturated the machine was.
+ */
+export function machineCpuMs(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  // cpu user nice system idle iowait irq softirq steal ...
+  const ticks = line.split(/\s+/).slice(1, 9).map(Number);
+  const total = ticks.reduce((sum, tick) => sum + tick, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: ((total - idle) * 1000) / TICKS_PER_SECOND, total: (total * 1000) / TICKS_PER_SECOND };
+}

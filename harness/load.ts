@@ -5,6 +5,7 @@
  * correctness check.
  */
 import autocannon from 'autocannon';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LoadOptions {
   /** Total requests, the main bound. */
@@ -191,4 +192,57 @@ export function idGaps(ids: readonly number[]): number[] {
     for (let id = (sorted[i - 1] ?? 0) + 1; id < (sorted[i] ?? 0); id++) gaps.push(id);
   }
   return gaps;
+}
+
+export interface OpenLoopOptions {
+  /** The offered rate: POSTs a second, sent whether or not earlier ones were answered. */
+  readonly perSecond: number;
+  readonly seconds: number;
+  /** Starts each POST's title, so that its record can be told from others. */
+  readonly tag: string;
+  /** How long a client waits for one answer: longer than any request the service lets run. */
+  readonly timeoutMs?: number;
+}
+
+export interface PostAnswer {
+  /** 0 when no answer came in time. */
+  readonly status: number;
+  readonly ms: number;
+}
+
+/**
+ * POSTs at an offered rate, as anonymous clients send them: each at a random moment (a Poisson
+ * process, exponential gaps), none waiting for another's answer. Unlike a closed loop, a slow
+ * service does not slow the clients down, so what it cannot carry shows as latency and errors.
+ */
+export async function openLoopPosts(
+  url: string,
+  { perSecond, seconds, tag, timeoutMs = 30_000 }: OpenLoopOptions,
+): Promise<PostAnswer[]> {
+  const answers: Promise<PostAnswer>[] = [];
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  for (let sendAt = started, n = 0; ; n++) {
+    sendAt += (-Math.log(1 - Math.random()) * 1000) / perSecond;
+    if (sendAt >= end) break;
+    await sleep(Math.max(0, sendAt - performance.now()));
+    answers.push(timedPost(url, `${tag} ${n}`, timeoutMs));
+  }
+  return Promise.all(answers);
+}
+
+async function timedPost(url: string, title: string, timeoutMs: number): Promise<PostAnswer> {
+  const started = performance.now();
+  try {
+    const response = await fetch(`${url}/todos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.arrayBuffer();
+    return { status: response.status, ms: performance.now() - started };
+  } catch {
+    return { status: 0, ms: performance.now() - started };
+  }
 }

@@ -1,34 +1,43 @@
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { FunctionPool } from '../../harness/container';
 import { startFleet, type Fleet } from '../../harness/fleet';
-import { idGaps, postLoad } from '../../harness/load';
+import { idGaps, openLoopPosts, postLoad, type PostAnswer } from '../../harness/load';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';
 import { median, round, type BenchOptions, type Row } from '../lib';
-import { fleetCpuMs } from '../proc';
+import { fleetCpuMs, machineCpuMs } from '../proc';
 import { packagedAt, treesFor, type Tree } from '../trees';
 
 /**
  * The shipped zips as AWS runs them (harness/fleet.ts): each function a pool of single-invocation
- * containers on Node 22, behind an HTTP API gateway, on DynamoDB Local. `--baseline <ref>` runs
- * the same against that revision's zips, in the same run, on the same DynamoDB Local.
+ * containers on Node 22, behind an HTTP API gateway, on DynamoDB as AWS runs it
+ * (harness/aws-dynamodb/: conflicts, throughput per partition, service times, 500s) over DynamoDB
+ * Local. `--baseline <ref>` runs the same against that revision's zips, in the same run, on the
+ * same DynamoDB Local, each point of one tree next to the same point of the other.
  *
- * - POST throughput as createTodo scales out to 1, 2, 4, 8 and 16 containers: POSTs/s, p99, and
- *   what each POST cost DynamoDB (transactions and reads), from the fault proxy's record; the
- *   median of three rounds, each in its own order;
+ * - POSTs at offered rates of 25, 50 and 100 a second (open loop: clients that do not wait for
+ *   each other), over 16 createTodo containers; 50 a second is a deployed stage's throttle;
+ * - POSTs from 1, 4, 8 and 16 containers, each kept busy (closed loop): the curve;
+ * - for each point, the rate achieved, p50 and p99, answers other than 201, what each POST cost
+ *   DynamoDB (requests, read and write units, throttles, conflicts) and the machine (CPU, by
+ *   process), and how busy the machine was: a point whose CPU is saturated measures the
+ *   machine, not the design;
  * - a burst of 200 concurrent POSTs on 16 warm containers;
  * - 110 POSTs of 60 KB titles, then GET /todos with and without gzip (Lambda's 6 MB limit);
  * - GET /todos latency and the listTodos container's peak RSS at 10^4 and 10^5 records.
  */
 
-const CONTAINERS = [1, 2, 4, 8, 16];
-/** The order of the points in each round. */
-const ROUND_ORDERS = [
-  [1, 16, 2, 8, 4],
-  [4, 8, 2, 16, 1],
-  [16, 1, 8, 4, 2],
-];
-/** Seconds of POSTs per point, after a warm-up that starts every container. */
-const MEASURE_SECONDS = 4;
+/** Offered rates, POSTs a second, over OPEN_LOOP_CONTAINERS. */
+const OFFERED_RATES = [25, 50, 100];
+const OPEN_LOOP_CONTAINERS = 16;
+/** Seconds of warm-up at the point's own load, then of measurement. */
+const WARM_SECONDS = 2;
+const OPEN_SECONDS = 10;
+const CLOSED_LOOP_CONTAINERS = [1, 4, 8, 16];
+const CLOSED_SECONDS = 5;
+/** Above this share of both cores busy, a point measures the machine. */
+const SATURATED = 0.9;
+/** What "holds the rate" means: every POST answered 201, the slowest 1 % within a second. */
+const HOLDS_P99_MS = 1_000;
 const BURST = 200;
 const BIG_TITLE_BYTES = 60_000;
 const BIG_POSTS = 110;
@@ -70,100 +79,156 @@ async function list(url: string, gzip: boolean) {
   };
 }
 
-/** One measurement of POST throughput with `containers` createTodo containers. */
-async function postPoint(fleet: Fleet, pool: FunctionPool, containers: number) {
+/** What DynamoDB (as AWS runs it) counted so far, as plain numbers. */
+function dynamoDbCounts(fleet: Fleet) {
+  const stats = fleet.dynamodb?.stats;
+  const sum = (counts: Record<string, number> = {}) => Object.values(counts).reduce((total, n) => total + n, 0);
+  return {
+    requests: sum(stats?.requests),
+    readUnits: stats?.capacity.readUnits ?? 0,
+    writeUnits: stats?.capacity.writeUnits ?? 0,
+    throttled: sum(stats?.capacity.throttled),
+    conflicts: (stats?.conflicts.transactionsCancelled ?? 0) + (stats?.conflicts.writesRefused ?? 0),
+    inProgress: stats?.conflicts.inProgress ?? 0,
+  };
+}
+
+function cpuNow() {
+  const own = process.cpuUsage();
+  return { ...fleetCpuMs(), harness: (own.user + own.system) / 1000, machine: machineCpuMs() };
+}
+
+/** The answers of a point's POSTs: how many of each status, and the latency's p50 and p99. */
+interface Answered {
+  readonly statuses: Record<number, number>;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+function answered(answers: readonly PostAnswer[]): Answered {
+  const statuses: Record<number, number> = {};
+  for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
+  const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
+  const at = (share: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN;
+  return { statuses, p50: at(0.5), p99: at(0.99) };
+}
+
+/** One point: the POSTs `run` sends, and what they cost, from before it to after. */
+async function measure(fleet: Fleet, seconds: number, run: () => Promise<Answered>) {
+  const counts = dynamoDbCounts(fleet);
+  const cpu = cpuNow();
+  const { statuses, p50, p99 } = await run();
+  const after = { counts: dynamoDbCounts(fleet), cpu: cpuNow() };
+  const created = statuses[201] ?? 0;
+  const per = (value: number) => value / Math.max(1, created);
+  const machineBusy =
+    (after.cpu.machine.busy - cpu.machine.busy) / Math.max(1, after.cpu.machine.total - cpu.machine.total);
+  return {
+    perSecond: created / seconds,
+    sent: Object.values(statuses).reduce((sum, count) => sum + count, 0),
+    statuses,
+    p50,
+    p99,
+    requests: per(after.counts.requests - counts.requests),
+    readUnits: per(after.counts.readUnits - counts.readUnits),
+    writeUnits: per(after.counts.writeUnits - counts.writeUnits),
+    throttled: after.counts.throttled - counts.throttled,
+    conflicts: after.counts.conflicts - counts.conflicts,
+    inProgress: after.counts.inProgress - counts.inProgress,
+    cpu: {
+      dynamoDbLocal: per(after.cpu.dynamoDbLocal - cpu.dynamoDbLocal),
+      containers: per(after.cpu.containers - cpu.containers),
+      harness: per(after.cpu.harness - cpu.harness),
+    },
+    machineBusy,
+  };
+}
+
+type Point = Awaited<ReturnType<typeof measure>>;
+
+function pointRow(tree: Tree, name: string, point: Point, offered?: number): Row {
+  const failed = point.sent - (point.statuses[201] ?? 0);
+  const saturated = point.machineBusy >= SATURATED;
+  return {
+    section: 'fleet',
+    name: `${tree.name}: ${name}`,
+    value: round(point.perSecond, 1),
+    unit: 'POSTs/s',
+    ...(offered === undefined
+      ? {}
+      : {
+          budget: `holds ${offered}/s: every POST 201, p99 < ${HOLDS_P99_MS} ms`,
+          met: failed === 0 && point.p99 < HOLDS_P99_MS,
+        }),
+    note:
+      (saturated ? 'CPU SATURATED (measures the machine); ' : '') +
+      `machine ${round(point.machineBusy * 100, 0)} % busy; sent ${point.sent}, answers ${JSON.stringify(point.statuses)}; ` +
+      `p50 ${round(point.p50, 0)} ms, p99 ${round(point.p99, 0)} ms; ` +
+      `DynamoDB a POST: ${round(point.requests)} requests, ${round(point.readUnits)} read and ${round(point.writeUnits)} write units; ` +
+      `throttled ${point.throttled}, conflicts ${point.conflicts}, in progress ${point.inProgress}; ` +
+      `CPU a POST: DynamoDB Local ${round(point.cpu.dynamoDbLocal)} ms, containers ${round(point.cpu.containers)} ms, ` +
+      `gateway, proxies and load ${round(point.cpu.harness)} ms`,
+  };
+}
+
+async function openLoopPoint(fleet: Fleet, pool: FunctionPool, rate: number): Promise<Point> {
+  pool.cap = OPEN_LOOP_CONTAINERS;
+  await openLoopPosts(fleet.url, { perSecond: rate, seconds: WARM_SECONDS, tag: `warm ${rate}` });
+  return measure(fleet, OPEN_SECONDS, async () =>
+    answered(await openLoopPosts(fleet.url, { perSecond: rate, seconds: OPEN_SECONDS, tag: `offered ${rate}` })),
+  );
+}
+
+async function closedLoopPoint(fleet: Fleet, pool: FunctionPool, containers: number): Promise<Point> {
   pool.cap = containers;
   // Every container started and warm before the clock runs.
   await postLoad(fleet.url, { connections: 2 * containers, seconds: 1 });
-  const from = fleet.proxy.seen.length;
-  const cpuBefore = fleetCpuMs();
-  const ownBefore = process.cpuUsage();
-  const report = await postLoad(fleet.url, { connections: 2 * containers, seconds: MEASURE_SECONDS });
-  const own = process.cpuUsage(ownBefore);
-  const cpuAfter = fleetCpuMs();
-  // Where the machine's CPU went: every process of the fleet shares its two cores.
-  const cpu = {
-    dynamoDbLocal: cpuAfter.dynamoDbLocal - cpuBefore.dynamoDbLocal,
-    containers: cpuAfter.containers - cpuBefore.containers,
-    // The gateway, the fault proxy and the load run in this process.
-    harness: (own.user + own.system) / 1000,
-  };
-  return { report, ops: operations(fleet, from), cpu };
+  return measure(fleet, CLOSED_SECONDS, async () => {
+    const { statuses, latencyMs } = await postLoad(fleet.url, { connections: 2 * containers, seconds: CLOSED_SECONDS });
+    return { statuses, p50: latencyMs.p50, p99: latencyMs.p99 };
+  });
 }
 
-async function postScaling(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
+function createPool(fleet: Fleet): FunctionPool {
   const pool = fleet.pools.get('createTodo');
   if (pool === undefined) throw new Error('no createTodo');
-  // Rounds in changing orders, each point's ratio taken to its own round's 1 container: a slow
-  // patch of a shared machine then moves one round's figures, not one point's.
-  const points = new Map<
-    number,
-    {
-      perSecond: number;
-      ratio: number;
-      p99: number;
-      tx: number;
-      gets: number;
-      requests: number;
-      cpu: { dynamoDbLocal: number; containers: number; harness: number };
-    }[]
-  >();
-  for (const order of ROUND_ORDERS) {
-    const round: Record<number, Awaited<ReturnType<typeof postPoint>>> = {};
-    for (const containers of order) round[containers] = await postPoint(fleet, pool, containers);
-    const alone = round[1]?.report.perSecond ?? NaN;
-    for (const containers of CONTAINERS) {
-      const point = round[containers];
-      if (point === undefined) continue;
-      const posts = point.report.ids.length;
-      points.set(containers, [
-        ...(points.get(containers) ?? []),
-        {
-          perSecond: point.report.perSecond,
-          ratio: point.report.perSecond / alone,
-          p99: point.report.latencyMs.p99,
-          tx: (point.ops.TransactWriteItems ?? 0) / posts,
-          gets: (point.ops.GetItem ?? 0) / posts,
-          // Every request to DynamoDB, whatever its kind: what a POST costs the store in all.
-          requests: Object.values(point.ops).reduce((sum, count) => sum + count, 0) / posts,
-          cpu: {
-            dynamoDbLocal: point.cpu.dynamoDbLocal / posts,
-            containers: point.cpu.containers / posts,
-            harness: point.cpu.harness / posts,
-          },
-        },
-      ]);
+  return pool;
+}
+
+/**
+ * The POST figures of every tree, point by point: each point measured on one tree and then the
+ * other (in turn first), so that a slow patch of a shared machine falls on both.
+ */
+async function postFigures(fleets: readonly { tree: Tree; fleet: Fleet }[], rows: Row[]): Promise<void> {
+  const inTurn = (i: number) => (i % 2 === 0 ? fleets : [...fleets].reverse());
+  for (const [i, rate] of OFFERED_RATES.entries()) {
+    for (const { tree, fleet } of inTurn(i)) {
+      const point = await openLoopPoint(fleet, createPool(fleet), rate);
+      rows.push(
+        pointRow(tree, `POSTs offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`, point, rate),
+      );
     }
   }
-  for (const containers of CONTAINERS) {
-    const measured = points.get(containers) ?? [];
-    const ratio = median(measured.map((point) => point.ratio));
+  for (const [i, containers] of CLOSED_LOOP_CONTAINERS.entries()) {
+    for (const { tree, fleet } of inTurn(i)) {
+      const point = await closedLoopPoint(fleet, createPool(fleet), containers);
+      rows.push(
+        pointRow(tree, `POSTs, closed loop, ${containers} createTodo container${containers === 1 ? '' : 's'}`, point),
+      );
+    }
+  }
+  for (const { tree, fleet } of fleets) {
+    const listed = ((await (await fetch(`${fleet.url}/todos`)).json()) as { id: number }[]).map((todo) => todo.id);
+    const gaps = idGaps(listed);
     rows.push({
       section: 'fleet',
-      name: `${tree.name}: POST, ${containers} createTodo container${containers === 1 ? '' : 's'}`,
-      value: round(median(measured.map((point) => point.perSecond)), 0),
-      unit: 'POSTs/s',
-      ...(containers >= 8 ? { budget: '≥ 0.8 × 1 container', met: ratio >= 0.8 } : {}),
-      note:
-        `median of ${measured.length} rounds; ×${round(ratio)} of 1 container (rounds: ${measured.map((point) => round(point.ratio)).join(', ')}); ` +
-        `p99 ${round(median(measured.map((point) => point.p99)), 0)} ms; ` +
-        `${round(median(measured.map((point) => point.tx)))} TransactWriteItems and ${round(median(measured.map((point) => point.gets)))} GetItem a POST; ` +
-        `${round(median(measured.map((point) => point.requests)))} DynamoDB requests a POST in all; ` +
-        `CPU a POST: DynamoDB Local ${round(median(measured.map((point) => point.cpu.dynamoDbLocal)))} ms, ` +
-        `containers ${round(median(measured.map((point) => point.cpu.containers)))} ms, ` +
-        `gateway, proxy and load ${round(median(measured.map((point) => point.cpu.harness)))} ms`,
+      name: `${tree.name}: ids skipped over all ${listed.length} records the POSTs made`,
+      value: gaps.length,
+      unit: 'ids',
+      budget: '0',
+      met: gaps.length === 0,
     });
   }
-  const listed = ((await (await fetch(`${fleet.url}/todos`)).json()) as { id: number }[]).map((todo) => todo.id);
-  const gaps = idGaps(listed);
-  rows.push({
-    section: 'fleet',
-    name: `${tree.name}: ids skipped over all ${listed.length} records the POSTs made`,
-    value: gaps.length,
-    unit: 'ids',
-    budget: '0',
-    met: gaps.length === 0,
-  });
 }
 
 async function burst(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
@@ -248,16 +313,22 @@ export async function fleet(options: BenchOptions): Promise<Row[]> {
   const dynamodb = await startDynamoDbLocal();
   const rows: Row[] = [];
   try {
-    for (const tree of trees) {
-      const packaged = await packagedAt(tree);
-      const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
-      try {
-        await postScaling(tree, running, rows);
+    const fleets: { tree: Tree; fleet: Fleet }[] = [];
+    try {
+      for (const tree of trees) {
+        const packaged = await packagedAt(tree);
+        fleets.push({
+          tree,
+          fleet: await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' }),
+        });
+      }
+      await postFigures(fleets, rows);
+      for (const { tree, fleet: running } of fleets) {
         await burst(tree, running, rows);
         await bigList(tree, running, rows);
-      } finally {
-        await running.stop();
       }
+    } finally {
+      for (const { fleet: running } of fleets) await running.stop();
     }
     for (const size of LIST_SIZES) {
       const table = await filledTable(dynamodb.endpoint, size);
@@ -276,7 +347,8 @@ export async function fleet(options: BenchOptions): Promise<Row[]> {
               unit: 'ms',
               note:
                 `status ${answers.map((answer) => answer.status).join('/')}; ${answers[0]?.bytes ?? 0} bytes ` +
-                `(${answers[0]?.encoding ?? '?'}); listTodos peak RSS ${round(running.stats('listTodos').maxRssKb / 1024, 0)} MB`,
+                `(${answers[0]?.encoding ?? '?'}); listTodos peak RSS ${round(running.stats('listTodos').maxRssKb / 1024, 0)} MB; ` +
+                `DynamoDB throttled ${dynamoDbCounts(running).throttled} requests`,
             });
           }
         } finally {
