@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { nonLinearizableRecords, type Timed } from './record-model';
 
 /**
  * A concurrent mixed workload against a running API, every request and answer kept, and the
  * checks of what the whole history allows: the tests run it on the fleet, with and without
  * faults, and the bench counts what it finds (`npm run bench -- exactlyOnce`).
  *
- * Each client works on records of its own, one request at a time, so the last answer it got for
- * a record says what that record holds, unless a request after it failed: then the record may
- * hold what that one asked for, or not. Titles are unique per logical request, so two records
- * with one title are a request written twice.
+ * Each client sends one request at a time, to records of its own and, when asked, to records
+ * every client shares, so that writes to one record meet. Titles are unique per logical request,
+ * so two records with one title are a request written twice. Every record's history is checked
+ * for linearizability (harness/record-model.ts): some order of its requests, each taking effect
+ * between its start and its answer, explains every answer, lists included. And for a client's
+ * own records, the last answer it got says what the record holds, unless a request after it
+ * failed: then the record may hold what that one asked for, or not.
  */
 
 export interface WorkloadOptions {
@@ -22,6 +26,8 @@ export interface WorkloadOptions {
   readonly retries: number;
   /** Makes titles and keys unique to this run. */
   readonly tag?: string;
+  /** Records that every client reads and writes besides its own (created first), so that writes meet. */
+  readonly shared?: number;
   /** What a client may send: by default a mix of all five operations. */
   readonly only?: 'POST';
   /**
@@ -39,6 +45,9 @@ export interface Exchange {
   readonly asked?: { readonly title?: string; readonly completed?: boolean };
   /** The answers of each attempt: the status (0: no answer at all) and the body. */
   readonly attempts: readonly { readonly status: number; readonly body: string }[];
+  /** When the first attempt was sent and the last answered (performance.now()). */
+  readonly start: number;
+  readonly end: number;
 }
 
 export interface WorkloadReport {
@@ -53,6 +62,8 @@ export interface WorkloadReport {
   readonly duplicates: number;
   /** Records that hold something no acknowledged write left them with. */
   readonly wrongValues: number;
+  /** Records whose history no order of its requests explains. */
+  readonly nonLinearizable: number;
 }
 
 interface Owned {
@@ -81,6 +92,7 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   ): Promise<Exchange> {
     const key = options.keyed && method !== 'GET' ? `"${tag}-${randomUUID()}"` : undefined;
     const attempts: { status: number; body: string }[] = [];
+    const start = performance.now();
     for (let attempt = 0; attempt <= (key === undefined ? 0 : options.retries); attempt++) {
       try {
         const response = await fetch(`${url}${path}`, {
@@ -99,14 +111,40 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
       const status = last(attempts)?.status ?? 0;
       if (status !== 0 && status < 500) break;
     }
-    const exchange: Exchange = { client, method, path, ...(asked === undefined ? {} : { asked }), attempts };
+    const exchange: Exchange = {
+      client,
+      method,
+      path,
+      ...(asked === undefined ? {} : { asked }),
+      attempts,
+      start,
+      end: performance.now(),
+    };
     history.push(exchange);
     return exchange;
+  }
+
+  /** Every client's shared records: their ids, whatever became of them since. */
+  const sharedIds: number[] = [];
+
+  /** A PUT, DELETE or GET of a shared record: what it left is for the history check to judge. */
+  async function touchShared(index: number, n: number, id: number): Promise<void> {
+    const roll = Math.random();
+    if (roll < 0.5) {
+      const change = Math.random() < 0.5 ? { title: `${tag}-c${index}-${n}-put` } : { completed: Math.random() < 0.5 };
+      await send(index, 'PUT', `/todos/${id}`, change, change);
+    } else if (roll < 0.65) await send(index, 'DELETE', `/todos/${id}`, undefined, undefined);
+    else await send(index, 'GET', `/todos/${id}`, undefined, undefined);
   }
 
   async function client(index: number): Promise<void> {
     const mine = owned[index] ?? [];
     for (let n = 0; n < options.requestsPerClient; n++) {
+      const shared = sharedIds[Math.floor(Math.random() * sharedIds.length)];
+      if (shared !== undefined && options.only !== 'POST' && Math.random() < 0.3) {
+        await touchShared(index, n, shared);
+        continue;
+      }
       const alive = mine.filter((record) => record.deleted === 'no');
       const target = alive[Math.floor(Math.random() * alive.length)];
       const roll = options.only === 'POST' || target === undefined ? 0 : Math.random();
@@ -142,9 +180,24 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
     }
   }
 
+  for (let i = 0; i < (options.shared ?? 0); i++) {
+    const exchange = await send(-1, 'POST', '/todos', { title: `${tag}-shared-${i}` }, { title: `${tag}-shared-${i}` });
+    const answer = last(exchange.attempts);
+    if (answer?.status === 201) sharedIds.push((JSON.parse(answer.body) as { id: number }).id);
+  }
   await Promise.all(Array.from({ length: options.clients }, (_, i) => client(i)));
   await options.settled?.();
-  const final = (await (await fetch(`${url}/todos`)).json()) as { id: number; title: string; completed: boolean }[];
+  const finalStart = performance.now();
+  const finalBody = await (await fetch(`${url}/todos`)).text();
+  const final = JSON.parse(finalBody) as { id: number; title: string; completed: boolean }[];
+  const finalRead: Timed = {
+    method: 'GET',
+    path: '/todos',
+    start: finalStart,
+    end: performance.now(),
+    status: 200,
+    body: finalBody,
+  };
 
   const problems: string[] = [];
   const statuses: Record<string, number> = {};
@@ -193,5 +246,22 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   }
   const unexpected = Object.keys(statuses).filter((status) => Number(status) >= 500 && status !== '503');
   if (unexpected.length > 0) problems.push(`answers ${unexpected.join(', ')}`);
-  return { history, final, problems, statuses, duplicates, wrongValues };
+  const timed = [...history.map(timedOf), finalRead];
+  const nonLinearizable = nonLinearizableRecords(timed, (title) => title.startsWith(tag));
+  problems.push(...nonLinearizable);
+  return { history, final, problems, statuses, duplicates, wrongValues, nonLinearizable: nonLinearizable.length };
+}
+
+/** An exchange as the history check reads it: sent at its first attempt, answered by its last. */
+function timedOf({ method, path, asked, start, end, attempts }: Exchange): Timed {
+  const final = last(attempts) ?? { status: 0, body: '' };
+  return {
+    method,
+    path,
+    ...(asked === undefined ? {} : { asked }),
+    start,
+    end,
+    status: final.status,
+    body: final.body,
+  };
 }

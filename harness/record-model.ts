@@ -1,0 +1,172 @@
+import { isLinearizable, type Operation } from './linearizability';
+
+/**
+ * One record's history, checked for linearizability (harness/linearizability.ts): every request
+ * of a workload that touches record `id` becomes an operation on it, with what its answer says:
+ *
+ * - its POST (201 with this id) creates it; a POST with no answer whose title the record carries
+ *   may have created it, at any instant after it was sent;
+ * - a PUT answered 200 found it and left it as the answer shows (the patch applied to what it
+ *   was); a DELETE answered 200 found it and removed it; either answered 404 found no record;
+ * - a GET by id, and every GET /todos (a list is a read of each record), saw it as answered, or
+ *   saw no record;
+ * - a write with no answer (a lost connection, a 503, a 409 "in progress") may take effect at any
+ *   instant after it was sent, or never; an answer that refused it (400, 409 full, 413, 422)
+ *   changed nothing, and is left out.
+ *
+ * So a DELETE answered 404 for the record it removed is caught even when the final list is right.
+ */
+
+export interface Timed {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly path: string;
+  /** What the request asked the record to hold (a POST's or PUT's fields). */
+  readonly asked?: { readonly title?: string; readonly completed?: boolean };
+  /** When it was first sent and finally answered, on one clock (performance.now()). */
+  readonly start: number;
+  readonly end: number;
+  /** The final answer: its status (0: none) and body. */
+  readonly status: number;
+  readonly body: string;
+}
+
+type RecordState =
+  | { readonly kind: 'unborn' }
+  | { readonly kind: 'present'; readonly title: string; readonly completed: boolean }
+  | { readonly kind: 'gone' };
+
+interface Listed {
+  readonly id: number;
+  readonly title: string;
+  readonly completed: boolean;
+}
+
+const UNBORN: RecordState = { kind: 'unborn' };
+const GONE: RecordState = { kind: 'gone' };
+
+/** No answer that says what happened: the write may take effect later, or may never. */
+export function unanswered({ status, body }: Pick<Timed, 'status' | 'body'>): boolean {
+  return status === 0 || status >= 500 || (status === 409 && body.includes('in progress'));
+}
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record an answer carries, if it carries one. */
+function todoIn(body: string): Listed | undefined {
+  const parsed = parseJson(body);
+  return typeof parsed === 'object' && parsed !== null && 'id' in parsed ? (parsed as Listed) : undefined;
+}
+
+/** The records a list answer carries. */
+function listIn(body: string): Listed[] {
+  const parsed = parseJson(body);
+  return Array.isArray(parsed) ? (parsed as Listed[]) : [];
+}
+
+const same = (state: RecordState, seen: Listed | undefined): boolean =>
+  seen === undefined
+    ? state.kind !== 'present'
+    : state.kind === 'present' && state.title === seen.title && state.completed === seen.completed;
+
+/** A read that saw `seen` (undefined: no record). */
+const reads =
+  (seen: Listed | undefined) =>
+  (state: RecordState): RecordState | undefined =>
+    same(state, seen) ? state : undefined;
+
+function patched(state: RecordState, asked: Timed['asked']): RecordState {
+  if (state.kind !== 'present') return state;
+  return { kind: 'present', title: asked?.title ?? state.title, completed: asked?.completed ?? state.completed };
+}
+
+/** What `exchange` did to record `id`, as an operation; undefined when it did nothing to it. */
+function operationOn(id: number, exchange: Timed): Operation<RecordState> | undefined {
+  const { method, status, body } = exchange;
+  const open = unanswered(exchange);
+  const timing = {
+    start: exchange.start,
+    end: open ? Infinity : exchange.end,
+    label: `${method} ${exchange.path} → ${status}`,
+  };
+  if (method === 'GET' && exchange.path === '/todos') {
+    if (status !== 200) return undefined;
+    const listed = listIn(body).find((todo) => todo.id === id);
+    return { ...timing, step: reads(listed) };
+  }
+  if (method === 'POST') {
+    const title = exchange.asked?.title;
+    const created = { kind: 'present', title: title ?? '', completed: false } as const;
+    return { ...timing, step: (state) => (state.kind === 'unborn' ? created : undefined) };
+  }
+  if (open) {
+    const step =
+      method === 'DELETE'
+        ? (state: RecordState) => (state.kind === 'present' ? GONE : state)
+        : (state: RecordState) => patched(state, exchange.asked);
+    return method === 'GET' ? undefined : { ...timing, step };
+  }
+  if (status === 404) return { ...timing, step: reads(undefined) };
+  if (status !== 200) return undefined;
+  if (method === 'GET') return { ...timing, step: reads(todoIn(body)) };
+  if (method === 'DELETE') return { ...timing, step: (state) => (state.kind === 'present' ? GONE : undefined) };
+  const answered = todoIn(body);
+  return {
+    ...timing,
+    step: (state) => {
+      if (state.kind !== 'present') return undefined;
+      const after = patched(state, exchange.asked);
+      return same(after, answered) ? after : undefined;
+    },
+  };
+}
+
+/** The POST that created record `id`: answered 201 with it, or unanswered with the title it was first seen with. */
+function creationOf(id: number, history: readonly Timed[], firstTitle: string | undefined): Timed | undefined {
+  const posts = history.filter((exchange) => exchange.method === 'POST');
+  return (
+    posts.find((exchange) => exchange.status === 201 && todoIn(exchange.body)?.id === id) ??
+    posts.find((exchange) => unanswered(exchange) && firstTitle !== undefined && exchange.asked?.title === firstTitle)
+  );
+}
+
+/**
+ * The records of the workload whose history no order explains, each with its operations: empty
+ * when every record's history is linearizable. `ours` tells the workload's records by title.
+ */
+export function nonLinearizableRecords(history: readonly Timed[], ours: (title: string) => boolean): string[] {
+  const firstSeen = new Map<number, string>();
+  for (const exchange of history) {
+    const seen =
+      exchange.method === 'GET' && exchange.path === '/todos' && exchange.status === 200
+        ? listIn(exchange.body)
+        : exchange.status === 201 || (exchange.method === 'GET' && exchange.status === 200)
+          ? [todoIn(exchange.body)].filter((todo) => todo !== undefined)
+          : [];
+    for (const todo of seen) if (ours(todo.title) && !firstSeen.has(todo.id)) firstSeen.set(todo.id, todo.title);
+  }
+  const problems: string[] = [];
+  for (const [id, title] of firstSeen) {
+    const creation = creationOf(id, history, title);
+    if (creation === undefined) {
+      problems.push(`record ${id} (${title}) was created by no POST`);
+      continue;
+    }
+    const touching = history.filter(
+      (exchange) => exchange.path === `/todos/${id}` || (exchange.method === 'GET' && exchange.path === '/todos'),
+    );
+    const operations = [creation, ...touching].flatMap((exchange) => operationOn(id, exchange) ?? []);
+    if (!isLinearizable(operations, UNBORN, (state) => JSON.stringify(state))) {
+      const own = operations.filter((operation) => !operation.label.startsWith('GET /todos →'));
+      problems.push(
+        `record ${id}: no order of its operations explains their answers: ${own.map((op) => op.label).join(', ')}`,
+      );
+    }
+  }
+  return problems;
+}
