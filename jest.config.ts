@@ -36,7 +36,6 @@ export const DYNAMODB_ONLY = [
   'aws-dynamodb',
   'dynamodb-faults',
   'dynamodb-log',
-  'dynamodb-queue',
   'dynamodb-store',
   'exactly-once',
   'local-dynamodb',

@@ -15,7 +15,7 @@ import type { TodoStore } from './todos';
  */
 const dynamoDbStore: () => Promise<TodoStore> =
   process.env.TODO_STORE === 'dynamodb'
-    ? () => (loaded ??= import('./dynamodb-store').then((module) => module.dynamoDbStoreFromEnv()))
+    ? () => (loaded ??= import('./dynamodb/store').then((module) => module.dynamoDbStoreFromEnv()))
     : () => Promise.reject(new Error('TODO_STORE is not dynamodb'));
 /** The DynamoDB store, loaded on first use and once. */
 let loaded: Promise<TodoStore> | undefined;

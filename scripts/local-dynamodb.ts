@@ -9,8 +9,8 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClientConfig } from '../lib/dynamodb-client';
-import { TABLE_KEY } from '../lib/dynamodb-store';
+import { dynamoDbClientConfig } from '../lib/dynamodb/client';
+import { TABLE_KEY } from '../lib/dynamodb/table';
 import { freePort } from './ports.cjs';
 
 /** Any value will do for a local endpoint, but the SDK insists on having some. */

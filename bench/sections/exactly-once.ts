@@ -6,7 +6,7 @@ import { event, invoke } from '../../harness/event';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload, type WorkloadReport } from '../../harness/history';
 import { createTodo } from '../../harness/routes';
-import { DynamoDbTodoStore } from '../../lib/dynamodb-store';
+import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb-store';
+import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb/store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
 import { ensureTable, localClient } from '../../scripts/local-dynamodb';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { EXPIRES } from '../../lib/dynamodb-table';
+import { EXPIRES } from '../../lib/dynamodb/table';
 import { tableDefinition } from '../../scripts/local-dynamodb';
 import { functionZips, servicePackage, type Packaged } from '../../harness/package';
 

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getTodo } from '../../harness/routes';
-import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb-store';
+import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Written } from '../../lib/todos';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local-dynamodb';

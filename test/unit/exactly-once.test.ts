@@ -11,9 +11,12 @@ import {
   type Match,
   type SeenRequest,
 } from '../../harness/fault-proxy';
+import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { handlersOn } from '../../harness/routes';
-import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb-client';
-import { EXPIRES, claimKey } from '../../lib/dynamodb-table';
+import { eventually } from '../../harness/wait';
+import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb/client';
+import { claimKey } from '../../lib/dynamodb/claims';
+import { EXPIRES } from '../../lib/dynamodb/table';
 import type { HttpResponse } from '../../lib/http';
 import { idempotencyClaim } from '../../lib/idempotency';
 import { expectCreated } from '../support/expectations';
@@ -43,21 +46,24 @@ const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
 const LATE_WITHIN_MS = 4 * REQUEST_TIMEOUT_MS + 15_000;
 
 let proxies: FaultProxy[] = [];
-async function proxy(): Promise<FaultProxy> {
-  const started = await startFaultProxy(testDynamoDbEndpoint());
+let services: AwsDynamoDb[] = [];
+async function proxy(upstream: string | AwsDynamoDb = testDynamoDbEndpoint()): Promise<FaultProxy> {
+  const started = await startFaultProxy(upstream);
   proxies.push(started);
   return started;
 }
 afterEach(async () => {
   await Promise.all(proxies.map((started) => started.close()));
+  for (const service of services) service.close();
   proxies = [];
+  services = [];
 });
 
-/** A container's store on a new, seeded table, reached through a fault proxy of its own, and its handlers. */
-async function containerBehindProxy() {
-  const network = await proxy();
-  const table = await freshTable();
-  const store = dynamoDbStoreAt(network.endpoint, table);
+/** A container's store on `table` (a new, seeded one by default), reached through a fault proxy of its own, and its handlers. */
+async function containerBehindProxy(upstream?: AwsDynamoDb, table?: string) {
+  const network = await proxy(upstream);
+  const ownTable = table ?? (await freshTable());
+  const store = dynamoDbStoreAt(network.endpoint, ownTable);
   await store.list();
   const handlers = handlersOn(store);
   const send = (options: EventOptions, timeoutMs?: number): Promise<HttpResponse> => {
@@ -71,7 +77,61 @@ async function containerBehindProxy() {
             : 'getTodo';
     return invoke(handlers[name], event(options), context(timeoutMs === undefined ? {} : { timeoutMs }));
   };
-  return { network, table, store, send };
+  return { network, table: ownTable, store, send };
+}
+
+/** Two containers on one table of DynamoDB as AWS runs it (no delays, no 500s: the test places each event). */
+async function twoContainersOnAws() {
+  const dynamodb = awsDynamoDb(testDynamoDbEndpoint(), { latency: false, internalErrors: { rate: 0 } });
+  services.push(dynamodb);
+  const a = await containerBehindProxy(dynamodb);
+  const b = await containerBehindProxy(dynamodb, a.table);
+  return { dynamodb, a, b };
+}
+
+/** The ClientRequestToken of a TransactWriteItems, as the proxy saw it. */
+const tokenOf = (request: SeenRequest) =>
+  (JSON.parse(request.body) as { ClientRequestToken?: string }).ClientRequestToken ?? '';
+
+/**
+ * A write of container A whose first attempt the network holds past the SDK's timeout, while B's
+ * transaction on an item that A's write also touches is in progress at DynamoDB: the SDK's retry
+ * (the same token) is cancelled with TransactionConflict, as the real service cancels it. Then B's
+ * transaction completes, and A's first attempt lands; any attempt of A with another token is held
+ * until then. Each step waits on DynamoDB itself, not on a client's answer. Resolves with A's answer.
+ */
+async function retryMeetsATransaction(
+  { dynamodb, a, b }: Awaited<ReturnType<typeof twoContainersOnAws>>,
+  others: { send: () => Promise<HttpResponse>; match: Match },
+  mine: { send: () => Promise<HttpResponse>; match: Match },
+): Promise<HttpResponse> {
+  let releaseOther: () => void = () => undefined;
+  dynamodb.slow(others.match, new Promise<void>((resolve) => (releaseOther = resolve)));
+  const otherInProgress = dynamodb.inProgress(others.match);
+  const other = others.send();
+  await otherInProgress;
+  const held = holdFirst(a.network, mine.match);
+  const firstSeen = a.network.next(mine.match);
+  const answer = mine.send();
+  const token = tokenOf(await firstSeen);
+  let firstLanded: () => void = () => undefined;
+  a.network.inject(
+    (request) => mine.match(request) && tokenOf(request) !== token,
+    { holdRequest: new Promise<void>((resolve) => (firstLanded = resolve)) },
+    Infinity,
+  );
+  await eventually(() => dynamodb.stats.conflicts.transactionsCancelled > 0, {
+    within: LATE_WITHIN_MS,
+    what: 'the SDK’s retry of the held attempt, cancelled by the other transaction',
+    every: 5,
+  });
+  const otherDone = b.network.landed(others.match);
+  releaseOther();
+  await otherDone;
+  await held.land();
+  firstLanded();
+  await other;
+  return answer;
 }
 
 /**
@@ -196,64 +256,48 @@ describe('a write that lands after its retry and after a later write changes not
     },
     LATE_WITHIN_MS,
   );
+});
 
+describe('a write whose retry meets another transaction in progress (as real DynamoDB cancels it)', () => {
   it(
-    'a queued POST’s intent: written again after its POST was, it is dropped, not written twice',
+    'POST without a key: stored once, with the id it answered (it was stored twice: the retry went on with a new token, and the first attempt landed)',
     async () => {
-      const { network, table, store, send } = await containerBehindProxy();
-      // Another container moves the counter: this one's next POST finds it has company, and queues.
-      await dynamoDbStore(table).create('from another container');
-      const intent = both(operation('PutItem'), mentions('queued once'));
-      const held = holdFirst(network, intent);
-      expectCreated(await send({ method: 'POST', body: { title: 'queued once' } }), {
-        id: 4,
-        title: 'queued once',
-        completed: false,
-      });
-      await send({ method: 'PUT', id: '4', body: { title: 'queued, then changed' } });
-      await held.land();
-      // Its retry was committed, so the late attempt is an intent again, with no POST waiting.
-      expect(network.seen.filter(intent)).toHaveLength(2);
-      // The other container moves the counter again: the next POST here queues, and commits
-      // the queue, the old intent in it. It is dropped: its POST has its outcome.
-      await dynamoDbStore(table).create('again from another container');
-      expectCreated(await send({ method: 'POST', body: { title: 'after' } }), {
-        id: 6,
-        title: 'after',
-        completed: false,
-      });
-      expect(network.seen.filter(both(operation('PutItem'), mentions('after')))).toHaveLength(1);
-      expect((await store.list()).map(({ id, title }) => [id, title])).toEqual([
-        [1, expect.any(String)],
-        [2, expect.any(String)],
-        [3, 'from another container'],
-        [4, 'queued, then changed'],
-        [5, 'again from another container'],
-        [6, 'after'],
-      ]);
+      const containers = await twoContainersOnAws();
+      const { a, b } = containers;
+      const answer = await retryMeetsATransaction(
+        containers,
+        // B's DELETE moves the list's size on the counter, which A's POST moves too.
+        {
+          send: () => b.send({ method: 'DELETE', id: '1' }),
+          match: both(operation('TransactWriteItems'), mentions('"Delete"')),
+        },
+        {
+          send: () => a.send({ method: 'POST', body: { title: 'stored once' } }),
+          match: both(operation('TransactWriteItems'), mentions('stored once')),
+        },
+      );
+      const stored = (await a.store.list()).filter((todo) => todo.title === 'stored once');
+      expect(stored).toHaveLength(1);
+      expectCreated(answer, { id: stored[0]?.id ?? -1, title: 'stored once', completed: false });
     },
     LATE_WITHIN_MS,
   );
 
   it(
-    'a queued POST’s intent whose acknowledgement is lost: the SDK’s retry finds it there, and it is written once',
+    'DELETE: answered 200 for the record it deleted (it answered 404: the retry read the record gone, and took its own delete for another’s)',
     async () => {
-      const { network, table, store, send } = await containerBehindProxy();
-      await dynamoDbStore(table).create('from another container');
-      const intent = both(operation('PutItem'), mentions('acknowledged late'));
-      network.inject(intent, { dropAnswer: true });
-      expectCreated(await send({ method: 'POST', body: { title: 'acknowledged late' } }), {
-        id: 4,
-        title: 'acknowledged late',
-        completed: false,
-      });
-      expect(network.seen.filter(intent)).toHaveLength(2);
-      expect((await store.list()).map(({ id, title }) => [id, title])).toEqual([
-        [1, expect.any(String)],
-        [2, expect.any(String)],
-        [3, 'from another container'],
-        [4, 'acknowledged late'],
-      ]);
+      const containers = await twoContainersOnAws();
+      const { a, b } = containers;
+      const deleteOf = (id: number): Match =>
+        both(both(operation('TransactWriteItems'), mentions('"Delete"')), mentions(`"id":{"N":"${id}"}`));
+      const answer = await retryMeetsATransaction(
+        containers,
+        { send: () => b.send({ method: 'DELETE', id: '1' }), match: deleteOf(1) },
+        { send: () => a.send({ method: 'DELETE', id: '2' }), match: deleteOf(2) },
+      );
+      expect(answer.statusCode).toBe(200);
+      expect(answer.body).toBe('Deleted');
+      expect(ids(await a.store.list())).toEqual([]);
     },
     LATE_WITHIN_MS,
   );

@@ -1,6 +1,6 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { log } from './log';
+import { log } from '../log';
 
 /**
  * How this service talks to DynamoDB: the SDK's retries and timeouts, how many requests are in
@@ -65,8 +65,9 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise
 }
 
 /** A pause of `ms`, cut short with the signal's reason if the signal aborts. */
-export const pause = (ms: number, signal: AbortSignal): Promise<void> =>
-  unlessAborted(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return unlessAborted(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
+}
 
 /**
  * Sends commands with at most MAX_IN_FLIGHT in flight. The SDK starts its connect and request
@@ -149,7 +150,11 @@ export class DynamoDbSender {
 }
 
 /**
- * A short random pause, so that writers that met each other do not meet again at once; cut short,
- * with the signal's reason, if the signal aborts.
+ * A random pause before the `attempt`th try again (0, 1, 2…), so that writers that met each other
+ * do not meet again at once: "full jitter" (Brooker, "Exponential Backoff And Jitter", AWS
+ * Architecture Blog), up to 10 ms doubled each time, at most 320 ms; cut short, with the signal's
+ * reason, if the signal aborts.
  */
-export const backoff = (signal: AbortSignal): Promise<void> => pause(5 + Math.random() * 20, signal);
+export function backoff(signal: AbortSignal, attempt = 0): Promise<void> {
+  return pause(Math.random() * Math.min(320, 10 * 2 ** attempt), signal);
+}

@@ -1,0 +1,93 @@
+import { KeyInFlight, KeyReused } from '../errors';
+import type { IdempotencyClaim, Todo, Written } from '../todos';
+import { EXPIRES, toTodo, type Item } from './table';
+import type { Reason, TransactItem } from './transaction';
+
+/**
+ * An Idempotency-Key's claim (lib/idempotency.ts) as the DynamoDB store keeps it: an item
+ * `pk = "KEY#<key>"` written in the same transaction as the write it answers, so the two are
+ * stored together or not at all, and no crash leaves a key "in progress". It keeps the request's
+ * fingerprint and the answer (the record as written; none for a DELETE), not the request.
+ */
+
+export function claimKey(key: string): { pk: string; id: number } {
+  return { pk: `KEY#${key}`, id: 0 };
+}
+
+/** A claimed key as stored: what the claim needs to answer a retry. */
+interface ClaimItem {
+  readonly fingerprint: string;
+  readonly [EXPIRES]: number;
+  readonly todo?: Todo;
+}
+
+/**
+ * The claim's action in a write's transaction: a Put on condition that the key is free or its
+ * claim expired (DynamoDB's time to live can take up to two days to delete it). A cancellation
+ * carries the claim found (ALL_OLD), for the request to answer with.
+ */
+export function claimPut(table: string, claim: IdempotencyClaim, todo: Todo | undefined): TransactItem {
+  return {
+    Put: {
+      TableName: table,
+      Item: {
+        ...claimKey(claim.key),
+        fingerprint: claim.fingerprint,
+        [EXPIRES]: Math.ceil(claim.expiresAt / 1000),
+        ...(todo && { todo }),
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
+      ExpressionAttributeNames: { '#expires': EXPIRES },
+      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/**
+ * The answer a claimed key keeps, for a request with the same key: its record (none for a
+ * DELETE); KeyReused when the key came with another request; undefined once the claim expired.
+ */
+export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Written<Todo | undefined> | undefined {
+  const kept = item as unknown as ClaimItem;
+  if (claim === undefined || kept[EXPIRES] * 1000 <= Date.now()) return undefined;
+  if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
+  return { value: kept.todo && toTodo(kept.todo as unknown as Item), replayed: true };
+}
+
+/**
+ * What a claim's cancellation reason says: the key was claimed before (its replay, or KeyReused
+ * for another request), or the claim expired between the condition and the answer ('expired':
+ * the write may claim it anew), or nothing (the claim was not what failed).
+ */
+export function claimVerdict(
+  reason: Reason | undefined,
+  claim: IdempotencyClaim | undefined,
+): { replay: Written<Todo | undefined> } | { refused: KeyReused } | 'expired' | undefined {
+  if (reason?.code !== 'ConditionalCheckFailed' || reason.item === undefined) return undefined;
+  try {
+    const replay = replayOf(reason.item, claim);
+    return replay === undefined ? 'expired' : { replay };
+  } catch (error) {
+    if (error instanceof KeyReused) return { refused: error };
+    throw error;
+  }
+}
+
+/**
+ * Runs a keyed write that calls `contended` when another request with its Idempotency-Key holds
+ * the key (a TransactionConflict on the claim). Stopped by the deadline after that, it is a
+ * KeyInFlight (409): the other request's answer is not known yet, and the client is to ask again.
+ */
+export async function inFlightAtDeadline<T>(
+  signal: AbortSignal,
+  write: (contended: () => void) => Promise<T>,
+): Promise<T> {
+  const key = { contended: false };
+  try {
+    return await write(() => (key.contended = true));
+  } catch (error) {
+    if (key.contended && signal.aborted) throw new KeyInFlight();
+    throw error;
+  }
+}

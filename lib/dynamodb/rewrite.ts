@@ -1,0 +1,163 @@
+import { ListFull, type KeyReused } from '../errors';
+import { listBytes } from '../list-size';
+import type { IdempotencyClaim, Todo, TodoPatch, Written } from '../todos';
+import { claimKey, claimPut, claimVerdict, inFlightAtDeadline, replayOf } from './claims';
+import { counterVerdict, sizeChange, sizeList } from './counter';
+import { getItem } from './reads';
+import { atVersion, todoKey, type TableAccess, type TodoItem } from './table';
+import { Transaction, commit, type Reasons, type TransactItem } from './transaction';
+
+/**
+ * PUT and DELETE: read the record, then write in one transaction, on condition that the record's
+ * version is still the one read: the record's update or delete, the list's size moved by exactly
+ * what the write changed, and the Idempotency-Key's claim if there is one. When the record
+ * changed or went meanwhile, read it again and try again. So a missing id is a 404 and creates
+ * nothing, a PUT racing a DELETE cannot bring the record back, the answer is the record exactly
+ * as written, and an attempt that lands late (after its retry and after later writes) changes
+ * nothing: its version condition fails.
+ */
+
+/** What a PUT or DELETE writes, given the record as read. */
+export interface Change {
+  /** The record as the answer gives it: after a PUT, as it was for a DELETE. */
+  readonly todo: Todo;
+  /** What the list's size moves by. */
+  readonly growth: number;
+  /** The action on the record, conditional on its version. */
+  readonly write: TransactItem;
+}
+
+type Role = 'record' | 'counter' | 'claim';
+
+/** A PUT's change: the fields the patch names, the others as read; the version moved on. */
+export function putChange(table: string, id: number, patch: TodoPatch): (current: TodoItem) => Change {
+  return (current) => {
+    const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
+    const condition = atVersion(current.v);
+    return {
+      todo,
+      growth: listBytes(todo) - listBytes(current),
+      write: {
+        Update: {
+          TableName: table,
+          Key: todoKey(id),
+          UpdateExpression: 'SET title = :title, completed = :completed, v = :v',
+          ConditionExpression: condition.expression,
+          ExpressionAttributeValues: {
+            ...condition.values,
+            ':title': todo.title,
+            ':completed': todo.completed,
+            ':v': (current.v ?? 0) + 1,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    };
+  };
+}
+
+/** A DELETE's change: the record gone, and its size off the list. */
+export function deleteChange(table: string, id: number): (current: TodoItem) => Change {
+  return (current) => {
+    const condition = atVersion(current.v);
+    return {
+      todo: current,
+      growth: -listBytes(current),
+      write: {
+        Delete: {
+          TableName: table,
+          Key: todoKey(id),
+          ConditionExpression: condition.expression,
+          ...(Object.keys(condition.values).length > 0 ? { ExpressionAttributeValues: condition.values } : {}),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+    };
+  };
+}
+
+export function rewriteTransaction(
+  table: string,
+  change: Change,
+  claim: IdempotencyClaim | undefined,
+): Transaction<Role> {
+  const transaction = new Transaction<Role>().add('record', change.write);
+  if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
+  if (claim !== undefined) transaction.add('claim', claimPut(table, claim, change.todo));
+  return transaction;
+}
+
+/** What a rewrite's cancellation means, and what to do next. */
+export type RewriteVerdict =
+  /** The key was claimed before: answer what its first request got. */
+  | { readonly kind: 'replay'; readonly written: Written<Todo | undefined> }
+  /** Refused: the key came with another request, or the list has no room. */
+  | { readonly kind: 'refused'; readonly error: KeyReused | ListFull }
+  /** Try again: with the record as it is now (undefined: gone), or as it was (a claim that expired just now). */
+  | { readonly kind: 'again'; readonly current: TodoItem | undefined }
+  /** The list has no size yet: count it, then try again. */
+  | { readonly kind: 'unsized' }
+  | { readonly kind: 'unexplained' };
+
+/** Reads a rewrite's cancellation, most telling role first: the claim, the record, the counter. */
+export function rewriteVerdict(
+  reasons: Reasons<Role>,
+  claim: IdempotencyClaim | undefined,
+  current: TodoItem,
+): RewriteVerdict {
+  const claimed = claimVerdict(reasons.claim, claim);
+  if (claimed !== undefined && claimed !== 'expired') {
+    return 'replay' in claimed
+      ? { kind: 'replay', written: claimed.replay }
+      : { kind: 'refused', error: claimed.refused };
+  }
+  if (reasons.record?.code === 'ConditionalCheckFailed') {
+    return { kind: 'again', current: reasons.record.item as TodoItem | undefined };
+  }
+  const counter = counterVerdict(reasons.counter, undefined);
+  if (counter?.kind === 'unsized') return { kind: 'unsized' };
+  if (counter?.kind === 'full') return { kind: 'refused', error: new ListFull() };
+  if (claimed === 'expired') return { kind: 'again', current };
+  return { kind: 'unexplained' };
+}
+
+/**
+ * A PUT or DELETE of record `id`: `change` says what to write from the record as read. Without
+ * the record: a claimed key's answer (its first request may have deleted it), or undefined, a 404.
+ * Stopped by the deadline while another request with its key held the key: KeyInFlight (409).
+ */
+export function rewrite(
+  table: TableAccess,
+  id: number,
+  claim: IdempotencyClaim | undefined,
+  signal: AbortSignal,
+  change: (current: TodoItem) => Change,
+): Promise<Written<Todo | undefined> | undefined> {
+  return inFlightAtDeadline(signal, async (contended) => {
+    let current = (await getItem(table, todoKey(id), signal)) as TodoItem | undefined;
+    for (;;) {
+      if (current === undefined) {
+        const kept = claim && (await getItem(table, claimKey(claim.key), signal));
+        return kept && replayOf(kept, claim);
+      }
+      const planned = change(current);
+      const reasons = await commit(
+        table.dynamo,
+        table.db,
+        rewriteTransaction(table.name, planned, claim),
+        signal,
+        (met) => {
+          if (met.claim?.code === 'TransactionConflict') contended();
+        },
+      );
+      if (reasons === undefined) return { value: planned.todo, replayed: false };
+      const verdict = rewriteVerdict(reasons, claim, current);
+      if (verdict.kind === 'replay') return verdict.written;
+      if (verdict.kind === 'refused') throw verdict.error;
+      if (verdict.kind === 'unexplained')
+        throw new Error(`a write of record ${id} cancelled for ${JSON.stringify(reasons)}`);
+      if (verdict.kind === 'unsized') await sizeList(table, signal);
+      else current = verdict.current;
+    }
+  });
+}

@@ -1,0 +1,39 @@
+import { FIRST_NEW_ID, SEED_TODOS } from '../todos';
+import { backoff } from './client';
+import { bytesOf, readCounter } from './counter';
+import { COUNTER_KEY, TODO_PARTITION, type Counter, type TableAccess } from './table';
+import { Transaction, commit } from './transaction';
+
+/**
+ * Records 1 and 2 and the counter, in one transaction, on condition that there is no counter yet:
+ * the table is seeded at most once, however many containers start on it at once, and never again
+ * once a client could have changed a seeded record. A seed delayed past another container's
+ * cannot land afterwards and bring back a record 1 that a client has since deleted.
+ */
+
+/** Seeds the table unless it is seeded; resolves with the counter as it is. */
+export async function seeded(table: TableAccess, signal: AbortSignal): Promise<Counter> {
+  for (let attempt = 0; ; attempt++) {
+    const counter = await readCounter(table, signal);
+    if (counter !== undefined) return counter;
+    const fresh: Counter = { next: FIRST_NEW_ID, bytes: bytesOf(SEED_TODOS) };
+    const transaction = new Transaction<'counter' | `record ${number}`>().add('counter', {
+      Put: {
+        TableName: table.name,
+        Item: { ...COUNTER_KEY, ...fresh },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    // No condition of their own: without a counter no client has seen them yet.
+    for (const todo of SEED_TODOS) {
+      transaction.add(`record ${todo.id}`, { Put: { TableName: table.name, Item: { pk: TODO_PARTITION, ...todo } } });
+    }
+    const reasons = await commit(table.dynamo, table.db, transaction, signal);
+    if (reasons === undefined) return fresh;
+    // Another container seeded first: look again.
+    if (reasons.counter?.code !== 'ConditionalCheckFailed') {
+      throw new Error(`the seed was cancelled for ${JSON.stringify(reasons)}`);
+    }
+    await backoff(signal, attempt);
+  }
+}

@@ -1,0 +1,225 @@
+import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from '../errors';
+import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
+import { DynamoDbSender, documentClient, dynamoDbClientConfig, unlessAborted } from './client';
+import { createPosts, type KnownCounter, type NewTodo } from './posts';
+import { getItem, todoItems } from './reads';
+import { deleteChange, putChange, rewrite } from './rewrite';
+import { seeded } from './seed';
+import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type TableAccess } from './table';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent,
+ * so a client reads its own writes, and every write is one transaction (lib/dynamodb/transaction.ts)
+ * on condition that what it assumes still holds, so no write is applied twice and none lands
+ * late to undo a later one:
+ *
+ * - POST: lib/dynamodb/posts.ts; PUT and DELETE: lib/dynamodb/rewrite.ts; reads:
+ *   lib/dynamodb/reads.ts; the seed: lib/dynamodb/seed.ts;
+ * - every call ends by its deadline: a StoreUnavailable (503) then, unless it has an answer of
+ *   its own (a full list, a reused key, a key in flight).
+ */
+
+/** DynamoDB's limit on one transaction's actions: 100, one of them the counter. */
+const MAX_BATCH_ACTIONS = 99;
+
+/** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
+const DEFAULT_BUDGET_MS = 9_000;
+
+export interface DynamoDbStoreOptions {
+  /** Items per Query page; DynamoDB's own 1 MB page applies too. Small values test pagination. */
+  readonly pageSize?: number;
+}
+
+/** A POST waiting for its record to be written, with others, in the next transaction. */
+interface PendingCreate extends NewTodo {
+  readonly signal: AbortSignal;
+  resolve(written: Written<Todo>): void;
+  reject(error: unknown): void;
+}
+
+/** The errors a store answers with on purpose; anything else on the way is StoreUnavailable. */
+const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight];
+
+export class DynamoDbTodoStore implements TodoStore {
+  readonly #table: TableAccess;
+  readonly #known: KnownCounter = { counter: undefined };
+  #seeded: Promise<void> | undefined;
+  /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
+  readonly #pending: PendingCreate[] = [];
+  #committing = false;
+
+  constructor(
+    db: DynamoDBDocumentClient,
+    table: string,
+    private readonly options: DynamoDbStoreOptions = {},
+  ) {
+    this.#table = { name: table, db, dynamo: new DynamoDbSender() };
+  }
+
+  list(deadline?: Deadline): Promise<Todo[]> {
+    return this.#call(deadline, async (signal) =>
+      (await todoItems(this.#table, signal, this.options.pageSize)).map(toTodo),
+    );
+  }
+
+  get(id: number, deadline?: Deadline): Promise<Todo | undefined> {
+    return this.#call(deadline, async (signal) => {
+      const item = await getItem(this.#table, todoKey(id), signal);
+      return item && toTodo(item);
+    });
+  }
+
+  /**
+   * POSTs that arrive while a transaction is in flight wait and then go together in the next
+   * one, up to DynamoDB's limits: a burst of them in one process (serverless-offline runs every
+   * request in one) costs a few transactions, not one each. On Lambda a container holds one
+   * request at a time: each POST goes alone.
+   */
+  create(title: string, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo>> {
+    return this.#call(
+      deadline,
+      (signal) =>
+        new Promise<Written<Todo>>((resolve, reject) => {
+          const pending: PendingCreate = { title, claim, signal, resolve, reject };
+          this.#pending.push(pending);
+          signal.addEventListener(
+            'abort',
+            () => {
+              // Still waiting: it leaves the queue, and no record is written for it.
+              const index = this.#pending.indexOf(pending);
+              if (index >= 0) this.#pending.splice(index, 1);
+              reject(signal.reason as Error);
+            },
+            { once: true },
+          );
+          void this.#commitPending();
+        }),
+    );
+  }
+
+  update(id: number, patch: TodoPatch, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo> | undefined> {
+    // Nothing to change: the answer is the record as it is, and no key is claimed.
+    if (patch.title === undefined && patch.completed === undefined) {
+      return this.get(id, deadline).then((todo) => todo && { value: todo, replayed: false });
+    }
+    return this.#call(deadline, async (signal) => {
+      const done = await rewrite(this.#table, id, claim, signal, putChange(this.#table.name, id, patch));
+      return done?.value && { value: done.value, replayed: done.replayed };
+    });
+  }
+
+  remove(id: number, { deadline, claim }: WriteOptions = {}): Promise<Written<true> | undefined> {
+    return this.#call(deadline, async (signal) => {
+      const done = await rewrite(this.#table, id, claim, signal, deleteChange(this.#table.name, id));
+      return done && { value: true as const, replayed: done.replayed };
+    });
+  }
+
+  /**
+   * Runs one store operation, once the table is seeded, with an abort signal that fires at the
+   * deadline; any failure on the way, the deadline included, is StoreUnavailable, unless it is
+   * an answer of its own (a full list, a reused key, a key in flight).
+   */
+  async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () => {
+        abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
+      },
+      (deadline ?? Date.now() + DEFAULT_BUDGET_MS) - Date.now(),
+    );
+    try {
+      await unlessAborted(this.#seed(abort.signal), abort.signal);
+      return await operation(abort.signal);
+    } catch (error) {
+      if (ANSWERS.some((answer) => error instanceof answer)) throw error;
+      throw new StoreUnavailable('DynamoDB request failed', { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Seeds the table once per container; a failed seed is tried again by the next request. */
+  #seed(signal: AbortSignal): Promise<void> {
+    this.#seeded ??= seeded(this.#table, signal).then(
+      (counter) => {
+        this.#known.counter = counter;
+      },
+      (error: unknown) => {
+        this.#seeded = undefined;
+        throw error;
+      },
+    );
+    return this.#seeded;
+  }
+
+  /** Writes the waiting POSTs, a batch at a time, until none is left. */
+  async #commitPending(): Promise<void> {
+    if (this.#committing) return;
+    this.#committing = true;
+    try {
+      while (this.#pending.length > 0) await this.#commitBatch(this.#takeBatch());
+    } finally {
+      this.#committing = false;
+    }
+  }
+
+  async #commitBatch(batch: readonly PendingCreate[]): Promise<void> {
+    try {
+      const outcomes = await createPosts(
+        this.#table,
+        this.#known,
+        batch,
+        AbortSignal.any(batch.map((pending) => pending.signal)),
+      );
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i];
+        if (outcome instanceof Error) pending.reject(outcome);
+        else if (outcome !== undefined) pending.resolve(outcome);
+      });
+    } catch (error) {
+      // A key contended to the end is a 409 for the POSTs with a key; the others timed out.
+      for (const pending of batch) {
+        pending.reject(
+          error instanceof KeyInFlight && !pending.claim
+            ? new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true })
+            : error,
+        );
+      }
+    }
+  }
+
+  /**
+   * The next POSTs in arrival order, as many as one transaction takes: no two with one key (a
+   * transaction may touch an item once; the second goes next, and gets the first's answer).
+   */
+  #takeBatch(): PendingCreate[] {
+    const batch: PendingCreate[] = [];
+    const keys = new Set<string>();
+    let bytes = 0;
+    let actions = 0;
+    for (const pending of [...this.#pending]) {
+      const size = Buffer.byteLength(pending.title) + ITEM_OVERHEAD_BYTES;
+      const adds = pending.claim ? 2 : 1;
+      if (batch.length > 0 && (actions + adds > MAX_BATCH_ACTIONS || bytes + size * adds > MAX_TRANSACTION_BYTES))
+        break;
+      if (pending.claim) {
+        if (keys.has(pending.claim.key)) continue;
+        keys.add(pending.claim.key);
+      }
+      this.#pending.splice(this.#pending.indexOf(pending), 1);
+      batch.push(pending);
+      bytes += size * adds;
+      actions += adds;
+    }
+    return batch;
+  }
+}
+
+/** The store as configured by the environment: TODOS_TABLE, and DYNAMODB_ENDPOINT locally. */
+export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
+  const table = env.TODOS_TABLE;
+  if (table === undefined || table === '') throw new Error('TODOS_TABLE must name the DynamoDB table');
+  return new DynamoDbTodoStore(documentClient(dynamoDbClientConfig(env.DYNAMODB_ENDPOINT)), table);
+}

@@ -1,0 +1,70 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Todo } from '../todos';
+import type { DynamoDbSender } from './client';
+
+/**
+ * The table's layout, in one place (the same as the `TodosTable` resource in serverless.yml):
+ * partition key `pk` (a string), numeric sort key `id`.
+ *
+ * - Every Todo is an item under `pk = "TODO"` with its id as `id`, so one Query returns the whole
+ *   list in id order, which is creation order. Each carries a version `v` that every PUT moves
+ *   on (absent: 0), so that a write can be made conditional on the record being as it was read.
+ * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, and `bytes`, the
+ *   list's size as GET /todos answers it (lib/list-size.ts). It exists once the table is seeded,
+ *   and only then.
+ * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0`: the request's fingerprint and the
+ *   answer it got (lib/dynamodb/claims.ts). It carries `expires`, epoch seconds, which the table's
+ *   time to live reads.
+ */
+export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
+export const TODO_PARTITION = 'TODO';
+export const COUNTER_KEY = { pk: 'COUNTER', id: 0 } as const;
+/** The attribute DynamoDB's time to live reads (serverless.yml): epoch seconds. */
+export const EXPIRES = 'expires';
+/** DynamoDB's limit on one transaction is 4 MB: what the store lets one carry, with room for keys and names. */
+export const MAX_TRANSACTION_BYTES = 3_500_000;
+/** A generous size of an item beyond its title: key, attribute names, numbers. */
+export const ITEM_OVERHEAD_BYTES = 100;
+
+/** How the store's parts reach the table: its name, the client, and the sender that paces requests. */
+export interface TableAccess {
+  readonly name: string;
+  readonly db: DynamoDBDocumentClient;
+  readonly dynamo: DynamoDbSender;
+}
+
+export function todoKey(id: number): { pk: string; id: number } {
+  return { pk: TODO_PARTITION, id };
+}
+
+/** An item as the document client reads and writes it. */
+export type Item = Record<string, unknown>;
+
+/** A stored Todo item: the record and its version. */
+export interface TodoItem extends Todo {
+  readonly v?: number;
+}
+
+/** The record an item holds, in the answer's field order (DynamoDB keeps a map's fields in no order). */
+export function toTodo(item: Item): Todo {
+  const { id, title, completed } = item as unknown as TodoItem;
+  return { id, title, completed };
+}
+
+/** The counter item; `bytes` is absent on a table seeded before the list had a size. */
+export interface Counter {
+  readonly next: number;
+  readonly bytes?: number;
+}
+
+/** The condition that an item still has the version read: absent counts as version 0. */
+export function atVersion(version: number | undefined): { expression: string; values: Item } {
+  return version === undefined || version === 0
+    ? { expression: 'attribute_exists(pk) AND attribute_not_exists(v)', values: {} }
+    : { expression: 'v = :seen', values: { ':seen': version } };
+}
+
+/** A plain write refused because its condition did not hold: what it guarded against had happened. */
+export function conditionFailed(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}

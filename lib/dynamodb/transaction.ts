@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import {
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { backoff, type DynamoDbSender } from './client';
+import type { Item } from './table';
+
+/**
+ * Every write of the store is one TransactWriteItems, built here: its actions, each under the
+ * role it plays (`counter`, `record`, `claim`…), and a ClientRequestToken of its own. DynamoDB
+ * answers a cancellation with one reason an action, in the order they went in; they are read
+ * back by role, never by position, so adding an action cannot misroute another's reason.
+ *
+ * Invariant: a transaction is sent again with its own token until it is answered for good:
+ * applied, or cancelled for a reason no later copy of it can change (a condition that failed:
+ * each condition here is on something that only moves forward, a counter, a version, a claim).
+ * Only then is a new transaction, with a new token, built. DynamoDB makes a token idempotent for
+ * 10 minutes, so however many copies of it land, late ones included, it is applied at most once.
+ * (A new token after a TransactionConflict stored one POST twice: its first attempt, delayed,
+ * landed after the retry had gone on with a new one.)
+ */
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Why DynamoDB cancelled one action, and the item it found when the action asked for it (ALL_OLD). */
+export interface Reason {
+  readonly code: string;
+  readonly item?: Item;
+}
+
+/** A cancellation's reasons, by role; an action DynamoDB found fine has none. */
+export type Reasons<Role extends string> = Partial<Readonly<Record<Role, Reason>>>;
+
+/** Reasons that say the transaction met others, not that a condition failed: it may go again as it is. */
+const TRANSIENT = ['TransactionConflict', 'ThrottlingError'];
+
+export class Transaction<Role extends string> {
+  readonly token = randomUUID();
+  readonly #roles: Role[] = [];
+  readonly #actions: TransactItem[] = [];
+
+  /** Adds an action under `role`, which no other action of this transaction has. */
+  add(role: Role, action: TransactItem): this {
+    if (this.#roles.includes(role)) throw new Error(`a transaction with two actions as ${role}`);
+    this.#roles.push(role);
+    this.#actions.push(action);
+    return this;
+  }
+
+  get actions(): readonly TransactItem[] {
+    return this.#actions;
+  }
+
+  /** A cancellation's reasons, in the order DynamoDB gives them, under the roles of their actions. */
+  reasonsByRole(reasons: readonly Reason[]): Reasons<Role> {
+    const byRole: Partial<Record<Role, Reason>> = {};
+    this.#roles.forEach((role, i) => {
+      const reason = reasons[i];
+      if (reason !== undefined && reason.code !== 'None') byRole[role] = reason;
+    });
+    return byRole;
+  }
+}
+
+/**
+ * Why DynamoDB cancelled a transaction, action by action, or undefined when the error is not a
+ * cancellation. Items come unmarshalled: the document client leaves those of an error as sent.
+ */
+export function cancellationReasons(error: unknown): Reason[] | undefined {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
+  const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Parameters<typeof unmarshall>[0] }[] })
+    .CancellationReasons;
+  return (reasons ?? []).map(({ Code, Item }) => ({ code: Code ?? 'None', ...(Item && { item: unmarshall(Item) }) }));
+}
+
+/**
+ * True when a cancellation only says that the transaction met others (a conflict, a throttle) or
+ * that a copy of it is still in progress: sent again as it is, it may go through.
+ */
+export function worthSendingAgain(error: unknown): boolean {
+  if (error instanceof Error && error.name === 'TransactionInProgressException') return true;
+  const reasons = cancellationReasons(error);
+  if (reasons === undefined) return false;
+  const failed = reasons.filter(({ code }) => code !== 'None');
+  return failed.length > 0 && failed.every(({ code }) => TRANSIENT.includes(code));
+}
+
+/**
+ * Sends `transaction`, and sends it again with its own token, after a pause, for as long as
+ * DynamoDB only says it met others (worthSendingAgain), until the signal aborts; `metOthers` hears
+ * each such answer's reasons. Resolves with undefined once it is applied, or with its reasons by
+ * role once it is cancelled for good; rejects with any other failure.
+ */
+export async function commit<Role extends string>(
+  dynamo: DynamoDbSender,
+  db: DynamoDBDocumentClient,
+  transaction: Transaction<Role>,
+  signal: AbortSignal,
+  metOthers: (reasons: Reasons<Role>) => void = () => undefined,
+): Promise<Reasons<Role> | undefined> {
+  const input = { TransactItems: [...transaction.actions], ClientRequestToken: transaction.token };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await dynamo.send('TransactWriteItems', signal, (abortSignal) =>
+        db.send(new TransactWriteCommand(input), { abortSignal }),
+      );
+      return undefined;
+    } catch (error) {
+      if (worthSendingAgain(error)) {
+        metOthers(transaction.reasonsByRole(cancellationReasons(error) ?? []));
+        await backoff(signal, attempt);
+        continue;
+      }
+      const reasons = cancellationReasons(error);
+      if (reasons === undefined) throw error;
+      return transaction.reasonsByRole(reasons);
+    }
+  }
+}
