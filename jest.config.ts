@@ -37,6 +37,7 @@ export const DYNAMODB_ONLY = [
   'dynamodb-faults',
   'dynamodb-log',
   'dynamodb-store',
+  'dynamodb-under-load',
   'exactly-once',
   'local-dynamodb',
 ];
