@@ -22,6 +22,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   dynamodbColdStart: async () => (await import('./sections/dynamodb-cold-start')).dynamodbColdStart,
   dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
   fleet: async () => (await import('./sections/fleet')).fleet,
+  fleetList: async () => (await import('./sections/fleet')).fleetList,
   exactlyOnce: async () => (await import('./sections/exactly-once')).exactlyOnce,
 };
 

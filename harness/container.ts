@@ -249,6 +249,11 @@ export class FunctionPool {
     }
   }
 
+  /** True when no container is running an invocation and no request waits for one. */
+  get quiet(): boolean {
+    return this.#waiting.length === 0 && this.#idle.length === this.#containers.length;
+  }
+
   stats(): PoolStats {
     const all = [...this.#containers, ...this.#retired];
     return {

@@ -115,7 +115,9 @@ export class Capacity {
       return;
     }
     const items = answeredItems(request.queried, answer.Items ?? []);
-    // A projection leaves attributes out of the answer, not out of what DynamoDB read.
+    // A projection leaves attributes out of the answer, not out of what DynamoDB read; an answer
+    // with whole items tells each one's size as it is.
+    if (!request.projected) for (const { item, size } of items) this.#sizes.set(item, size);
     const bytes = items.reduce((sum, { item, size }) => sum + Math.max(size, this.#sizes.get(item) ?? 0), 0);
     const units = Math.max(1, Math.ceil(bytes / READ_UNIT_BYTES)) * (request.consistentRead ? 1 : 0.5);
     this.#readBucket(request.queried).take(units);
@@ -128,16 +130,26 @@ export class Capacity {
       const units = Math.max(1, Math.ceil((known ?? 1) / READ_UNIT_BYTES));
       return request.consistentRead ? units : units / 2;
     }
-    const after = access.putItem ? itemSize(access.putItem) : (known ?? 0) + itemSize(access.updateValues ?? {});
-    return Math.max(1, Math.ceil(Math.max(after, known ?? WRITE_UNIT_BYTES) / WRITE_UNIT_BYTES));
+    // An update or delete counts the larger of the item before and after.
+    const size = Math.max(known ?? 0, this.#sizeAfter(access) ?? 0);
+    return Math.max(1, Math.ceil(size / WRITE_UNIT_BYTES));
+  }
+
+  /**
+   * The item's size after a write: a Put's item; for an update, at least its new values (an
+   * update sets attributes, it does not add their size to what was there); none after a delete.
+   */
+  #sizeAfter(access: Access): number | undefined {
+    if (access.putItem) return itemSize(access.putItem);
+    if (access.updateValues) return Math.max(this.#sizes.get(access.item) ?? 0, itemSize(access.updateValues));
+    return undefined;
   }
 
   #remember(access: Access): void {
     if (!access.write) return;
-    if (access.putItem) this.#sizes.set(access.item, itemSize(access.putItem));
-    else if (access.updateValues) {
-      this.#sizes.set(access.item, (this.#sizes.get(access.item) ?? 0) + itemSize(access.updateValues));
-    } else this.#sizes.delete(access.item);
+    const after = this.#sizeAfter(access);
+    if (after === undefined) this.#sizes.delete(access.item);
+    else this.#sizes.set(access.item, after);
   }
 
   #bucket(access: Access): Bucket {

@@ -27,6 +27,8 @@ export interface DynamoDbRequest {
   readonly accesses: readonly Access[];
   /** A Query's partition, charged for what it reads. */
   readonly queried?: string;
+  /** A Query that answers only some attributes (ProjectionExpression). */
+  readonly projected?: boolean;
   readonly consistentRead: boolean;
   /** A TransactWriteItems' ClientRequestToken. */
   readonly token?: string;
@@ -94,6 +96,7 @@ export function parseRequest(operation: string, body: string): DynamoDbRequest {
     ConsistentRead?: boolean;
     KeyConditionExpression?: string;
     ExpressionAttributeNames?: Readonly<Record<string, string>>;
+    ProjectionExpression?: string;
   };
   if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
     const accesses = (parsed.TransactItems ?? []).flatMap((action) =>
@@ -112,6 +115,7 @@ export function parseRequest(operation: string, body: string): DynamoDbRequest {
       operation,
       accesses: [],
       queried: queriedPartition(parsed),
+      projected: parsed.ProjectionExpression !== undefined,
       consistentRead: parsed.ConsistentRead === true,
       transaction: false,
     };

@@ -133,10 +133,19 @@ function refuseWhatDoesNotFit(counter: Counter, writes: readonly PostWrite[], se
   }
 }
 
-/** The counter as this container last saw or left it: where its next POST starts from. */
+/**
+ * The counter as this container last saw or left it: where its next POST starts from, unless
+ * other containers were moving it lately (`othersUntil`, epoch ms). Then it is read first: a
+ * transaction from a stale counter is cancelled, and holds the counter while it is, which makes
+ * every other POST wait too.
+ */
 export interface KnownCounter {
   counter: Counter | undefined;
+  othersUntil: number;
 }
+
+/** After a sign that other containers are writing too, read the counter before each POST for this long. */
+export const OTHERS_WRITING_MS = 1_000;
 
 /**
  * Writes these POSTs' records with the next ids, in one transaction; each gets its outcome, in
@@ -154,7 +163,10 @@ export function createPosts(
     for (;;) {
       const open = posts.flatMap((_post, index) => (outcomes[index] === undefined ? [index] : []));
       if (open.length === 0) return outcomes.filter((outcome) => outcome !== undefined);
-      const counter = known.counter ?? (await readCounter(table, signal));
+      const counter =
+        known.counter !== undefined && Date.now() >= known.othersUntil
+          ? known.counter
+          : await readCounter(table, signal);
       if (counter === undefined) throw new Error(`table ${table.name} has no id counter`);
       const writes = planPosts(counter, posts, open);
       const reasons = await commit(
@@ -162,16 +174,23 @@ export function createPosts(
         table.db,
         postTransaction(table.name, counter, posts, writes),
         signal,
-        (met) => {
-          if (
-            Object.entries(met).some(
-              ([role, reason]) => role.startsWith('claim') && reason?.code === 'TransactionConflict',
-            )
-          ) {
-            contended();
-          }
+        {
+          metOthers: (met) => {
+            const claims = Object.entries(met).filter(([role]) => role.startsWith('claim'));
+            if (claims.some(([, reason]) => reason?.code === 'TransactionConflict')) contended();
+          },
+          // Met on the counter, most likely by another container's POST: once that one has moved
+          // the counter, this transaction can never be applied, and sending it again only waits.
+          superseded: async () => {
+            const now = await readCounter(table, signal);
+            if (now === undefined || now.next === counter.next) return false;
+            known.counter = now;
+            known.othersUntil = Date.now() + OTHERS_WRITING_MS;
+            return true;
+          },
         },
       );
+      if (reasons === 'superseded') continue;
       if (reasons === undefined) {
         const todos = writes.map(({ todo }) => todo);
         known.counter = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
@@ -184,7 +203,10 @@ export function createPosts(
       if (verdict.next.kind === 'unsized') {
         await sizeList(table, signal);
         known.counter = undefined;
-      } else known.counter = verdict.next.counter;
+      } else {
+        if (verdict.next.counter.next !== counter.next) known.othersUntil = Date.now() + OTHERS_WRITING_MS;
+        known.counter = verdict.next.counter;
+      }
     }
   });
 }

@@ -141,16 +141,13 @@ export function rewrite(
         return kept && replayOf(kept, claim);
       }
       const planned = change(current);
-      const reasons = await commit(
-        table.dynamo,
-        table.db,
-        rewriteTransaction(table.name, planned, claim),
-        signal,
-        (met) => {
+      const reasons = await commit(table.dynamo, table.db, rewriteTransaction(table.name, planned, claim), signal, {
+        metOthers: (met) => {
           if (met.claim?.code === 'TransactionConflict') contended();
         },
-      );
+      });
       if (reasons === undefined) return { value: planned.todo, replayed: false };
+      if (reasons === 'superseded') continue;
       const verdict = rewriteVerdict(reasons, claim, current);
       if (verdict.kind === 'replay') return verdict.written;
       if (verdict.kind === 'refused') throw verdict.error;

@@ -30,6 +30,7 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     }
     const reasons = await commit(table.dynamo, table.db, transaction, signal);
     if (reasons === undefined) return fresh;
+    if (reasons === 'superseded') continue;
     // Another container seeded first: look again.
     if (reasons.counter?.code !== 'ConditionalCheckFailed') {
       throw new Error(`the seed was cancelled for ${JSON.stringify(reasons)}`);

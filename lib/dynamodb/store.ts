@@ -43,7 +43,7 @@ const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight];
 
 export class DynamoDbTodoStore implements TodoStore {
   readonly #table: TableAccess;
-  readonly #known: KnownCounter = { counter: undefined };
+  readonly #known: KnownCounter = { counter: undefined, othersUntil: 0 };
   #seeded: Promise<void> | undefined;
   /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
   readonly #pending: PendingCreate[] = [];

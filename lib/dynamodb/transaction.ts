@@ -88,20 +88,36 @@ export function worthSendingAgain(error: unknown): boolean {
   return failed.length > 0 && failed.every(({ code }) => TRANSIENT.includes(code));
 }
 
+/** What a caller may learn while a transaction is sent again and again. */
+export interface CommitWatch<Role extends string> {
+  /** Hears the reasons of each answer that only says the transaction met others. */
+  readonly metOthers?: (reasons: Reasons<Role>) => void;
+  /**
+   * Before a resend: true when a fresh read shows that the transaction's conditions no longer
+   * hold (the counter moved past it, say). It is asked only while every copy sent so far was
+   * answered, and answered "not applied": then no copy is on its way, none can be applied later,
+   * and the transaction is dropped ('superseded') for a new one rather than waited on. (With a
+   * copy unanswered, the change the read shows may be that copy's own doing: only the
+   * transaction's own answer can tell.)
+   */
+  readonly superseded?: () => Promise<boolean>;
+}
+
 /**
  * Sends `transaction`, and sends it again with its own token, after a pause, for as long as
- * DynamoDB only says it met others (worthSendingAgain), until the signal aborts; `metOthers` hears
- * each such answer's reasons. Resolves with undefined once it is applied, or with its reasons by
- * role once it is cancelled for good; rejects with any other failure.
+ * DynamoDB only says it met others (worthSendingAgain), until the signal aborts. Resolves with
+ * undefined once it is applied, with its reasons by role once it is cancelled for good, or with
+ * 'superseded'; rejects with any other failure.
  */
 export async function commit<Role extends string>(
   dynamo: DynamoDbSender,
   db: DynamoDBDocumentClient,
   transaction: Transaction<Role>,
   signal: AbortSignal,
-  metOthers: (reasons: Reasons<Role>) => void = () => undefined,
-): Promise<Reasons<Role> | undefined> {
+  watch: CommitWatch<Role> = {},
+): Promise<Reasons<Role> | 'superseded' | undefined> {
   const input = { TransactItems: [...transaction.actions], ClientRequestToken: transaction.token };
+  let everyCopyAnswered = true;
   for (let attempt = 0; ; attempt++) {
     try {
       await dynamo.send('TransactWriteItems', signal, (abortSignal) =>
@@ -109,14 +125,21 @@ export async function commit<Role extends string>(
       );
       return undefined;
     } catch (error) {
-      if (worthSendingAgain(error)) {
-        metOthers(transaction.reasonsByRole(cancellationReasons(error) ?? []));
-        await backoff(signal, attempt);
-        continue;
+      if (!worthSendingAgain(error)) {
+        const reasons = cancellationReasons(error);
+        if (reasons === undefined) throw error;
+        return transaction.reasonsByRole(reasons);
       }
-      const reasons = cancellationReasons(error);
-      if (reasons === undefined) throw error;
-      return transaction.reasonsByRole(reasons);
+      watch.metOthers?.(transaction.reasonsByRole(cancellationReasons(error) ?? []));
+      // More than one attempt of the SDK's, or one still in progress: a copy may yet be applied.
+      if (sdkAttempts(error) > 1 || cancellationReasons(error) === undefined) everyCopyAnswered = false;
+      if (everyCopyAnswered && (await watch.superseded?.())) return 'superseded';
+      await backoff(signal, attempt);
     }
   }
+}
+
+/** How many attempts the SDK made of the request that failed with `error`. */
+function sdkAttempts(error: unknown): number {
+  return (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
 }

@@ -6,6 +6,7 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from '../../harness/aws-dynamodb/dynamodb';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
@@ -274,6 +275,29 @@ describe('capacity per partition key value', () => {
       }),
     );
     expect(units().readUnits - beforeQuery.readUnits).toBe(5);
+  });
+});
+
+describe('capacity of updates', () => {
+  it('counts an update as the larger of the item before and its new values, not their sum: the hundredth update of an item costs what the first did', async () => {
+    const { service, table, once } = await aws();
+    await once.send(new PutCommand(item(table, 'A', 1, { n: 0, title: 'x'.repeat(1_500) })));
+    const costOfUpdate = async (n: number) => {
+      const before = service.stats.capacity.writeUnits;
+      await once.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { pk: 'A', id: 1 },
+          UpdateExpression: 'SET n = :n',
+          ExpressionAttributeValues: { ':n': n },
+        }),
+      );
+      return service.stats.capacity.writeUnits - before;
+    };
+    const first = await costOfUpdate(1);
+    for (let n = 2; n < 100; n++) await costOfUpdate(n);
+    expect(first).toBe(2);
+    expect(await costOfUpdate(100)).toBe(first);
   });
 });
 

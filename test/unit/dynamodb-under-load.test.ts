@@ -134,7 +134,7 @@ describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
       const statuses = await Promise.all(
         containers.map(async ({ post }, i) => {
           const answered: number[] = [];
-          for (let n = 0; n < 5; n++) answered.push((await post(`container ${i}, POST ${n}`)).statusCode);
+          for (let n = 0; n < 5; n++) answered.push((await post(`container ${i}, POST ${n}`)).statusCode ?? 0);
           return answered;
         }),
       );
