@@ -288,8 +288,8 @@ describe('capacity of updates', () => {
         new UpdateCommand({
           TableName: table,
           Key: { pk: 'A', id: 1 },
-          UpdateExpression: 'SET n = :n',
-          ExpressionAttributeValues: { ':n': n },
+          UpdateExpression: 'SET n = :n, note = :note',
+          ExpressionAttributeValues: { ':n': n, ':note': 'y'.repeat(500) },
         }),
       );
       return service.stats.capacity.writeUnits - before;
