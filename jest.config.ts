@@ -36,6 +36,7 @@ export const DYNAMODB_ONLY = [
   'aws-dynamodb',
   'dynamodb-faults',
   'dynamodb-log',
+  'dynamodb-queue',
   'dynamodb-store',
   'dynamodb-under-load',
   'exactly-once',

@@ -25,21 +25,32 @@ export function bytesOf(todos: readonly Pick<Todo, 'id' | 'title'>[]): number {
   return todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 }
 
-/** A POST's action on the counter: `todos` take the ids from `counter.next` on, if no one moved it and they fit. */
-export function counterMove(table: string, counter: Counter, todos: readonly Todo[]): TransactItem {
+/**
+ * A POST's action on the counter: `todos` take the ids from `counter.next` on, if no one moved it
+ * and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent (the POSTs
+ * waiting find them there); a POST alone, which no one waits for, clears them, so that the counter
+ * stays small while no queue forms.
+ */
+export function counterMove(
+  table: string,
+  counter: Counter,
+  todos: readonly Todo[],
+  recent?: Readonly<Record<string, number>>,
+): TransactItem {
   const bytes = bytesOf(todos);
   return {
     Update: {
       TableName: table,
       Key: COUNTER_KEY,
-      UpdateExpression: 'SET #next = :after, #bytes = #bytes + :bytes',
+      UpdateExpression: `SET #next = :after, #bytes = #bytes + :bytes${recent ? ', #recent = :recent' : ' REMOVE #recent'}`,
       ConditionExpression: '#next = :first AND #bytes <= :room',
-      ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes' },
+      ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
       ExpressionAttributeValues: {
         ':first': counter.next,
         ':after': counter.next + todos.length,
         ':bytes': bytes,
         ':room': MAX_LIST_BYTES - bytes,
+        ...(recent && { ':recent': recent }),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },

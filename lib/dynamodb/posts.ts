@@ -2,9 +2,10 @@ import { KeyReused, ListFull } from '../errors';
 import { MAX_LIST_BYTES, listBytes } from '../list-size';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { claimPut, claimVerdict, inFlightAtDeadline } from './claims';
+import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
 import { bytesOf, counterMove, counterVerdict, readCounter, sizeList } from './counter';
 import { TODO_PARTITION, type Counter, type TableAccess } from './table';
-import { Transaction, commit, type Reasons } from './transaction';
+import { Transaction, commit, type CommitWatch, type Reasons } from './transaction';
 
 /**
  * How POSTs get their ids and their records written. Ids have no gaps and follow creation order,
@@ -13,17 +14,19 @@ import { Transaction, commit, type Reasons } from './transaction';
  * together with its record: no gaps, never reused, whatever the number of containers, deletes or
  * restarts.
  *
- * A container writes with the counter as it last saw it. If another container moved it meanwhile,
- * the cancellation carries the counter as it is now, and the container tries again from there,
- * with a new transaction; a transaction that only met another on the counter (a conflict, a
- * throttle) is sent again as it is, with its own token (lib/dynamodb/transaction.ts), so that a
- * copy of it that lands late is never a second record.
- *
  * That condition serializes every POST of every container on one item, and real DynamoDB cancels
- * a transaction that meets another in progress on it: POSTs a second are bounded by how long one
- * transaction holds the counter (docs/scale.md). A queue of POSTs written together by one
- * container for all was measured against this on DynamoDB as AWS runs it, and did not earn its
- * place (docs/performance.md).
+ * a transaction that meets another in progress on it. So:
+ *
+ * - a container alone writes straight away, from the counter as it last saw it: one transaction;
+ * - once another container moved the counter, its POSTs queue for a while (lib/dynamodb/queue.ts),
+ *   and are written with the others', many in one transaction;
+ * - within one process (serverless-offline runs every request in one), POSTs that arrive while a
+ *   transaction is in flight go together in the next one (lib/dynamodb/store.ts), which goes on
+ *   from the counter as it is.
+ *
+ * docs/performance.md has the measurement that kept the queue: at 50 POSTs a second over 16
+ * containers, on DynamoDB as AWS runs it, it answered every POST, where one transaction a POST
+ * did not.
  */
 
 /** A POST as the store takes it. */
@@ -134,66 +137,61 @@ function refuseWhatDoesNotFit(counter: Counter, writes: readonly PostWrite[], se
 }
 
 /**
- * The counter as this container last saw or left it: where its next POST starts from, unless
- * other containers were moving it lately (`othersUntil`, epoch ms). Then it is read first: a
- * transaction from a stale counter is cancelled, and holds the counter while it is, which makes
- * every other POST wait too.
+ * Writes these POSTs' records with the next ids: in one transaction when this container writes
+ * alone or for a batch, in the queue otherwise. Each gets its outcome, in order.
  */
-export interface KnownCounter {
-  counter: Counter | undefined;
-  othersUntil: number;
-}
-
-/** After a sign that other containers are writing too, read the counter before each POST for this long. */
-export const OTHERS_WRITING_MS = 1_000;
-
-/**
- * Writes these POSTs' records with the next ids, in one transaction; each gets its outcome, in
- * order. At the deadline, a key that another request with it kept busy to the end is a
- * KeyInFlight: the other's answer is not known yet.
- */
-export function createPosts(
+export async function createPosts(
   table: TableAccess,
-  known: KnownCounter,
+  state: PostState,
   posts: readonly NewTodo[],
   signal: AbortSignal,
+  deadline: number,
 ): Promise<Outcome[]> {
+  // A batch of several is one process with many requests at once (the emulator): its one
+  // transaction writes them all, so it goes on from the counter as it is rather than queue each.
+  const batch = posts.length > 1;
+  if (!batch && (state.counter === undefined || Date.now() < state.othersUntil)) {
+    return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
+  }
+  const outcomes = await writeTogether(table, state, posts, signal, batch);
+  // Another container moved the counter: the POSTs not settled queue.
+  return Promise.all(
+    posts.map(async (post, index) => outcomes[index] ?? (await queuePost(table, state, post, signal, deadline))),
+  );
+}
+
+/**
+ * The POSTs in one transaction, from the counter as this container knows it. When another
+ * container moved the counter: a batch (`race`) goes on from the counter as it is now; a single
+ * POST stops, its outcome left undefined, and the container queues its POSTs for a while. At the
+ * deadline, a key that another request with it kept busy to the end is a KeyInFlight: the other's
+ * answer is not known yet.
+ */
+function writeTogether(
+  table: TableAccess,
+  state: PostState,
+  posts: readonly NewTodo[],
+  signal: AbortSignal,
+  race: boolean,
+): Promise<(Outcome | undefined)[]> {
   return inFlightAtDeadline(signal, async (contended) => {
     const outcomes: (Outcome | undefined)[] = posts.map(() => undefined);
     for (;;) {
       const open = posts.flatMap((_post, index) => (outcomes[index] === undefined ? [index] : []));
-      if (open.length === 0) return outcomes.filter((outcome) => outcome !== undefined);
-      const counter =
-        known.counter !== undefined && Date.now() >= known.othersUntil
-          ? known.counter
-          : await readCounter(table, signal);
+      if (open.length === 0) return outcomes;
+      const counter = state.counter ?? (await readCounter(table, signal));
       if (counter === undefined) throw new Error(`table ${table.name} has no id counter`);
       const writes = planPosts(counter, posts, open);
-      const reasons = await commit(
-        table.dynamo,
-        table.db,
-        postTransaction(table.name, counter, posts, writes),
-        signal,
-        {
-          metOthers: (met) => {
-            const claims = Object.entries(met).filter(([role]) => role.startsWith('claim'));
-            if (claims.some(([, reason]) => reason?.code === 'TransactionConflict')) contended();
-          },
-          // Met on the counter, most likely by another container's POST: once that one has moved
-          // the counter, this transaction can never be applied, and sending it again only waits.
-          superseded: async () => {
-            const now = await readCounter(table, signal);
-            if (now === undefined || now.next === counter.next) return false;
-            known.counter = now;
-            known.othersUntil = Date.now() + OTHERS_WRITING_MS;
-            return true;
-          },
-        },
-      );
-      if (reasons === 'superseded') continue;
+      const transaction = postTransaction(table.name, counter, posts, writes);
+      const watch = watchPosts(table, state, counter, signal, contended);
+      const reasons = await commit(table.dynamo, table.db, transaction, signal, watch);
+      if (reasons === 'superseded') {
+        if (race) continue;
+        return outcomes;
+      }
       if (reasons === undefined) {
         const todos = writes.map(({ todo }) => todo);
-        known.counter = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
+        state.counter = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
         for (const { index, todo } of writes) outcomes[index] = { value: todo, replayed: false };
         continue;
       }
@@ -202,11 +200,47 @@ export function createPosts(
       if (verdict.next.kind === 'unexplained') throw new Error(`POSTs cancelled for ${JSON.stringify(reasons)}`);
       if (verdict.next.kind === 'unsized') {
         await sizeList(table, signal);
-        known.counter = undefined;
-      } else {
-        if (verdict.next.counter.next !== counter.next) known.othersUntil = Date.now() + OTHERS_WRITING_MS;
-        known.counter = verdict.next.counter;
+        state.counter = undefined;
+        continue;
       }
+      if (verdict.next.counter.next === counter.next) {
+        state.counter = verdict.next.counter;
+        continue;
+      }
+      othersWrite(state, verdict.next.counter);
+      if (!race) return outcomes;
     }
   });
+}
+
+/**
+ * What POSTs listen for while their transaction is sent again: a conflict on a key's claim (another
+ * request with the key holds it), and a counter that another container's POST moved meanwhile
+ * (then this transaction can never be applied, and sending it again would only wait).
+ */
+function watchPosts(
+  table: TableAccess,
+  state: PostState,
+  counter: Counter,
+  signal: AbortSignal,
+  contended: () => void,
+): CommitWatch<Role> {
+  return {
+    metOthers: (met) => {
+      const claims = Object.entries(met).filter(([role]) => role.startsWith('claim'));
+      if (claims.some(([, reason]) => reason?.code === 'TransactionConflict')) contended();
+    },
+    superseded: async () => {
+      const now = await readCounter(table, signal);
+      if (now === undefined || now.next === counter.next) return false;
+      othersWrite(state, now);
+      return true;
+    },
+  };
+}
+
+/** Another container moved the counter: it is taken as it is now, and this container's POSTs queue for a while. */
+function othersWrite(state: PostState, counter: Counter): void {
+  state.counter = counter;
+  state.othersUntil = Date.now() + HEAD_LEASE_MS;
 }

@@ -1,7 +1,8 @@
 import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
 import { DynamoDbSender, documentClient, dynamoDbClientConfig, unlessAborted } from './client';
-import { createPosts, type KnownCounter, type NewTodo } from './posts';
+import { createPosts, type NewTodo } from './posts';
+import type { PostState } from './queue';
 import { getItem, todoItems } from './reads';
 import { deleteChange, putChange, rewrite } from './rewrite';
 import { seeded } from './seed';
@@ -26,6 +27,10 @@ const MAX_BATCH_ACTIONS = 99;
 /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
 const DEFAULT_BUDGET_MS = 9_000;
 
+function defaultDeadline(): Deadline {
+  return Date.now() + DEFAULT_BUDGET_MS;
+}
+
 export interface DynamoDbStoreOptions {
   /** Items per Query page; DynamoDB's own 1 MB page applies too. Small values test pagination. */
   readonly pageSize?: number;
@@ -34,6 +39,7 @@ export interface DynamoDbStoreOptions {
 /** A POST waiting for its record to be written, with others, in the next transaction. */
 interface PendingCreate extends NewTodo {
   readonly signal: AbortSignal;
+  readonly deadline: Deadline;
   resolve(written: Written<Todo>): void;
   reject(error: unknown): void;
 }
@@ -43,7 +49,8 @@ const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight];
 
 export class DynamoDbTodoStore implements TodoStore {
   readonly #table: TableAccess;
-  readonly #known: KnownCounter = { counter: undefined, othersUntil: 0 };
+  /** The counter as this container knows it, and how its queue of POSTs goes (lib/dynamodb/queue.ts). */
+  readonly #posts: PostState = { counter: undefined, othersUntil: 0, commitMs: 20 };
   #seeded: Promise<void> | undefined;
   /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
   readonly #pending: PendingCreate[] = [];
@@ -76,12 +83,12 @@ export class DynamoDbTodoStore implements TodoStore {
    * request in one) costs a few transactions, not one each. On Lambda a container holds one
    * request at a time: each POST goes alone.
    */
-  create(title: string, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo>> {
+  create(title: string, { deadline = defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
       deadline,
       (signal) =>
         new Promise<Written<Todo>>((resolve, reject) => {
-          const pending: PendingCreate = { title, claim, signal, resolve, reject };
+          const pending: PendingCreate = { title, claim, signal, deadline, resolve, reject };
           this.#pending.push(pending);
           signal.addEventListener(
             'abort',
@@ -127,7 +134,7 @@ export class DynamoDbTodoStore implements TodoStore {
       () => {
         abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
       },
-      (deadline ?? Date.now() + DEFAULT_BUDGET_MS) - Date.now(),
+      (deadline ?? defaultDeadline()) - Date.now(),
     );
     try {
       await unlessAborted(this.#seed(abort.signal), abort.signal);
@@ -144,7 +151,7 @@ export class DynamoDbTodoStore implements TodoStore {
   #seed(signal: AbortSignal): Promise<void> {
     this.#seeded ??= seeded(this.#table, signal).then(
       (counter) => {
-        this.#known.counter = counter;
+        this.#posts.counter = counter;
       },
       (error: unknown) => {
         this.#seeded = undefined;
@@ -169,9 +176,10 @@ export class DynamoDbTodoStore implements TodoStore {
     try {
       const outcomes = await createPosts(
         this.#table,
-        this.#known,
+        this.#posts,
         batch,
         AbortSignal.any(batch.map((pending) => pending.signal)),
+        Math.min(...batch.map((pending) => pending.deadline)),
       );
       batch.forEach((pending, i) => {
         const outcome = outcomes[i];

@@ -1,0 +1,402 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StoreUnavailable } from '../errors';
+import { log } from '../log';
+import { claimPut } from './claims';
+import { pause } from './client';
+import { bytesOf, counterMove, readCounter, sizeList } from './counter';
+import type { NewTodo, Outcome } from './posts';
+import {
+  MAX_INTENTS,
+  INTENT_LIFETIME_MS,
+  NOTHING_DECIDED,
+  commitVerdict,
+  intentId,
+  outcomeOf,
+  pauseBeforeLook,
+  placeOf,
+  planCommit,
+  recentAfter,
+  type CommitPlan,
+  type CommitRole,
+  type Decided,
+  type Intent,
+  type Look,
+  type QueueCounter,
+  type StoredOutcome,
+} from './queue-plan';
+import { COUNTER_KEY, EXPIRES, TODO_PARTITION, conditionFailed, type TableAccess } from './table';
+import { Transaction, commit } from './transaction';
+
+/**
+ * The queue of POSTs: how POSTs of many containers that meet on the counter are written
+ * together instead of racing for it (docs/design.md tells why, and what it was measured to hold).
+ *
+ * - A queued POST writes an intent (its title, its key if any) under the counter's partition,
+ *   sorted by time, and looks at the queue: one Query of the counter and the first intent.
+ * - The POST at the head reads the queue, titles and all, and commits it, in order, in one
+ *   transaction: the counter, each record, each intent deleted, and each intent's outcome (its
+ *   record, a replay, or a refusal) for its POST to find. The commit leaves the ids it gave in
+ *   the counter (`recent`), where the POSTs waiting find them in their next look.
+ * - A head that does not commit (its container stalled or crashed) is committed for it, once it
+ *   has not moved for HEAD_LEASE_MS, by the one waiting POST whose conditional mark on the head's
+ *   intent lands first: the others would only fail on each other's transactions.
+ * - A POST near its deadline takes itself back: it writes its outcome as "withdrawn", on
+ *   condition that it has none, and removes its intent, so that no POST waits behind it. Either
+ *   that write wins, and any later commit drops the intent unwritten (the POST answers 503), or
+ *   the POST was committed first, and it answers with its outcome.
+ */
+
+/** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
+export const HEAD_LEASE_MS = 1_000;
+/** How much earlier than its deadline a queued POST takes itself back, to answer in time. */
+const RETRACT_BEFORE_MS = 300;
+/** How long a queued POST's outcome is kept for it to find: well past any request's deadline. */
+const OUTCOME_LIFETIME_S = 3_600;
+/** How a commit's time is learnt: each commit weighs this much against what was known. */
+const COMMIT_MS_WEIGHT = 0.2;
+
+/** What a container keeps between its POSTs: the counter as it last saw it, and how its queue goes. */
+export interface PostState {
+  counter: QueueCounter | undefined;
+  /** Until when (epoch ms) other containers are taken to be writing too: POSTs queue meanwhile. */
+  othersUntil: number;
+  /** How long a commit of the queue takes here, from the head's look to its answer. */
+  commitMs: number;
+}
+
+export function outcomeKey(uuid: string): { pk: string; id: number } {
+  return { pk: `DONE#${uuid}`, id: 0 };
+}
+
+/** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from now. */
+function expiresIn(seconds: number): number {
+  return Math.ceil(Date.now() / 1000) + seconds;
+}
+
+/** A queued POST: its intent written, it waits for its outcome, committing the queue when at its head. */
+export async function queuePost(
+  table: TableAccess,
+  state: PostState,
+  post: NewTodo,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<Outcome> {
+  const mine = await putIntent(table, post, signal);
+  const giveUp = new AbortController();
+  const retractAt = setTimeout(
+    () => {
+      giveUp.abort(new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }));
+    },
+    deadline - RETRACT_BEFORE_MS - Date.now(),
+  );
+  try {
+    return await waitFor(table, state, post, mine, AbortSignal.any([signal, giveUp.signal]));
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return await retract(table, mine, signal, error);
+  } finally {
+    clearTimeout(retractAt);
+  }
+}
+
+/** Writes the POST's intent; a retry of the put whose first attempt landed finds it there: done. */
+async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal): Promise<Intent> {
+  const uuid = randomUUID();
+  for (;;) {
+    const intent: Intent = {
+      id: intentId(Date.now()),
+      uuid,
+      title: post.title,
+      ...(post.claim && { claim: post.claim }),
+    };
+    try {
+      await table.dynamo.send('PutItem', signal, (abortSignal) =>
+        table.db.send(
+          new PutCommand({
+            TableName: table.name,
+            Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60) },
+            ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
+            ExpressionAttributeNames: { '#uuid': 'uuid' },
+            ExpressionAttributeValues: { ':uuid': uuid },
+          }),
+          { abortSignal },
+        ),
+      );
+      return intent;
+    } catch (error) {
+      // Another POST's intent has this id (the same millisecond and random part): another id.
+      if (!conditionFailed(error)) throw error;
+    }
+  }
+}
+
+/**
+ * Waits for a queued POST's outcome: looks at the queue, commits it when at its head or when it
+ * has taken over a head that did not move for HEAD_LEASE_MS, and otherwise pauses.
+ */
+async function waitFor(
+  table: TableAccess,
+  state: PostState,
+  post: NewTodo,
+  mine: Intent,
+  signal: AbortSignal,
+): Promise<Outcome> {
+  let head: { id: number; since: number } | undefined;
+  for (;;) {
+    const look = await lookAtQueue(table, signal);
+    state.counter = look.counter;
+    const place = placeOf(look, mine);
+    if (place.kind === 'committed')
+      return { value: { id: place.id, title: post.title, completed: false }, replayed: false };
+    if (place.kind === 'gone') return settledOutcome(await readOutcome(table, mine.uuid, signal));
+    const now = Date.now();
+    let commits = place.kind === 'head';
+    if (place.kind === 'waiting' && place.head !== undefined) {
+      state.othersUntil = now + HEAD_LEASE_MS;
+      if (head?.id !== place.head.id) head = { id: place.head.id, since: now };
+      if (now - head.since > HEAD_LEASE_MS) {
+        commits = await takeOver(table, place.head.id, mine.uuid, signal);
+        // Another POST has taken the head over: give it a lease before trying again.
+        if (!commits) head = { id: place.head.id, since: Date.now() };
+      }
+    }
+    if (commits) {
+      const outcome = await commitQueue(table, state, mine.uuid, signal);
+      if (outcome !== undefined) return outcome;
+      continue;
+    }
+    await pause(pauseBeforeLook(state.commitMs, head === undefined ? 0 : Date.now() - head.since), signal);
+  }
+}
+
+/**
+ * A look at the queue: the counter and the first intent, ids and uuids only. Each waiting POST
+ * looks every few tens of milliseconds, all of them at the counter's partition: a look reads as
+ * little of it as tells a POST where it stands. (Looks that read the whole queue, titles and all,
+ * took that partition past its 3,000 read units a second.)
+ */
+async function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
+  const page = await table.dynamo.send('Query', signal, (abortSignal) =>
+    table.db.send(
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
+        ConsistentRead: true,
+        Limit: 2,
+        ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
+        ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
+      }),
+      { abortSignal },
+    ),
+  );
+  const [counter, ...intents] = page.Items ?? [];
+  if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
+  return {
+    counter: counter as QueueCounter,
+    intents: intents as Pick<Intent, 'id' | 'uuid'>[],
+    complete: page.LastEvaluatedKey === undefined,
+  };
+}
+
+/** The counter and the first intents in order, titles and all: what a commit writes from. */
+async function readQueue(
+  table: TableAccess,
+  signal: AbortSignal,
+): Promise<{ counter: QueueCounter; intents: Intent[] }> {
+  const page = await table.dynamo.send('Query', signal, (abortSignal) =>
+    table.db.send(
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
+        ConsistentRead: true,
+        Limit: 1 + MAX_INTENTS,
+      }),
+      { abortSignal },
+    ),
+  );
+  const [counter, ...intents] = page.Items ?? [];
+  if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
+  return { counter: counter as QueueCounter, intents: intents as Intent[] };
+}
+
+/**
+ * Commits the queue, in order, in one transaction. Returns `mine`'s outcome when it was among
+ * those written; undefined when another commit came first, and the queue is to be looked at again.
+ */
+async function commitQueue(
+  table: TableAccess,
+  state: PostState,
+  mine: string,
+  signal: AbortSignal,
+): Promise<Outcome | undefined> {
+  const started = Date.now();
+  const { counter, intents } = await readQueue(table, signal);
+  if (counter.bytes === undefined) {
+    await sizeList(table, signal);
+    return undefined;
+  }
+  let decided: Decided = NOTHING_DECIDED;
+  for (;;) {
+    const plan = planCommit(counter, intents, mine, Date.now(), decided);
+    const reasons = await commit(table.dynamo, table.db, commitTransaction(table.name, plan), signal, {
+      // A commit that met another on the counter can never apply once the counter moved.
+      superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
+    });
+    if (reasons === undefined) return afterCommit(state, plan, mine, started);
+    if (reasons === 'superseded') return undefined;
+    const verdict = commitVerdict(reasons, plan, decided);
+    if (verdict.kind === 'reread') return undefined;
+    if (verdict.kind === 'unsized') {
+      await sizeList(table, signal);
+      return undefined;
+    }
+    if (verdict.kind === 'unexplained')
+      throw new Error(`a commit of the queue cancelled for ${JSON.stringify(reasons)}`);
+    if (verdict.decided.done.has(mine)) return settledOutcome(await readOutcome(table, mine, signal));
+    decided = verdict.decided;
+  }
+}
+
+/** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
+function afterCommit(state: PostState, plan: CommitPlan, mine: string, started: number): Outcome | undefined {
+  const todos = plan.writes.map(({ todo }) => todo);
+  state.counter = { next: plan.counter.next + todos.length, bytes: (plan.counter.bytes ?? 0) + bytesOf(todos) };
+  state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * (Date.now() - started);
+  log('debug', {
+    message: 'commit',
+    intents: plan.writes.length,
+    settled: plan.settled.size,
+    dropped: plan.drops.length,
+  });
+  const written = plan.writes.find(({ intent }) => intent.uuid === mine);
+  if (written !== undefined) return { value: written.todo, replayed: false };
+  const settled = plan.settled.get(mine);
+  return settled === undefined ? undefined : settledOutcome(settled);
+}
+
+/** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
+export function commitTransaction(table: string, plan: CommitPlan): Transaction<CommitRole> {
+  const todos = plan.writes.map(({ todo }) => todo);
+  const transaction = new Transaction<CommitRole>().add(
+    'counter',
+    counterMove(table, plan.counter, todos, recentAfter(plan)),
+  );
+  for (const { intent, todo } of plan.writes) {
+    transaction.add(`record ${intent.uuid}`, {
+      Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
+    });
+    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, todo));
+    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }));
+  }
+  for (const intent of plan.settledIntents) {
+    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, plan.settled.get(intent.uuid) ?? {}));
+  }
+  for (const intent of [...plan.writes.map(({ intent: written }) => written), ...plan.settledIntents, ...plan.drops]) {
+    transaction.add(`intent ${intent.id}`, {
+      Delete: {
+        TableName: table,
+        Key: { pk: COUNTER_KEY.pk, id: intent.id },
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    });
+  }
+  return transaction;
+}
+
+/**
+ * A POST's outcome, on condition that it has none yet: a POST that took itself back, or whose
+ * intent a late copy of its put wrote again after it was committed, is not written again.
+ */
+function outcomePut(table: string, uuid: string, outcome: StoredOutcome) {
+  return {
+    Put: {
+      TableName: table,
+      Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * Marks the head's intent as taken over by `by`, on condition that no other POST has marked it
+ * within a lease: of the POSTs that find the head stalled, one commits for it, and another may
+ * once that one has had a lease. False when another POST has it, or when the head is gone (a
+ * commit wrote it). A retry of the mark finds its own.
+ */
+async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
+  const now = Date.now();
+  try {
+    await table.dynamo.send('UpdateItem', signal, (abortSignal) =>
+      table.db.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: { pk: COUNTER_KEY.pk, id: head },
+          UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
+          ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
+          ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
+        }),
+        { abortSignal },
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (conditionFailed(error)) return false;
+    throw error;
+  }
+}
+
+async function readOutcome(table: TableAccess, uuid: string, signal: AbortSignal): Promise<StoredOutcome | undefined> {
+  const { Item } = await table.dynamo.send('GetItem', signal, (abortSignal) =>
+    table.db.send(new GetCommand({ TableName: table.name, Key: outcomeKey(uuid), ConsistentRead: true }), {
+      abortSignal,
+    }),
+  );
+  return Item as StoredOutcome | undefined;
+}
+
+/** The answer a stored outcome gives; a POST that left the queue with none, or withdrawn, has no answer but a 503. */
+function settledOutcome(stored: StoredOutcome | undefined): Outcome {
+  if (stored === undefined) throw new Error('a queued POST left the queue with no outcome');
+  const outcome = outcomeOf(stored);
+  if (outcome === 'withdrawn') throw new StoreUnavailable('the POST was withdrawn before it was written');
+  return outcome;
+}
+
+/**
+ * Takes a queued POST back, unless it was committed meanwhile (then its outcome): by writing its
+ * outcome first, as "withdrawn", on condition that it has none; then its intent goes, so that the
+ * POSTs behind it do not wait on it. `reason` is the answer then: the deadline's 503.
+ */
+async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
+  try {
+    await table.dynamo.send('PutItem', signal, (abortSignal) =>
+      table.db.send(new PutCommand(outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }).Put), { abortSignal }),
+    );
+  } catch (error) {
+    if (!conditionFailed(error)) throw error;
+    return settledOutcome(await readOutcome(table, mine.uuid, signal));
+  }
+  await table.dynamo
+    .send('DeleteItem', signal, (abortSignal) =>
+      table.db.send(
+        new DeleteCommand({
+          TableName: table.name,
+          Key: { pk: COUNTER_KEY.pk, id: mine.id },
+          ConditionExpression: '#uuid = :uuid',
+          ExpressionAttributeNames: { '#uuid': 'uuid' },
+          ExpressionAttributeValues: { ':uuid': mine.uuid },
+        }),
+        { abortSignal },
+      ),
+    )
+    .catch((error: unknown) => {
+      // Committed meanwhile: a commit deleted it, and left it unwritten (its outcome was withdrawn).
+      if (!conditionFailed(error)) throw error;
+    });
+  throw reason;
+}
