@@ -44,8 +44,18 @@ interface Answer {
   readonly $metadata: { readonly attempts?: number };
 }
 
-/** The name a DynamoDB error carries when a plain write meets an item a transaction is writing. */
-const TRANSACTION_CONFLICT = 'TransactionConflictException';
+/**
+ * Refusals of a request that DynamoDB did not apply, and that may well go through a moment later:
+ * a plain write that met a transaction in progress on its item (which the SDK does not retry),
+ * and throughput past a partition's (which the SDK retries three times, in about a second, while
+ * a request may wait for its deadline). Sent again here, after a pause, until the deadline.
+ */
+const NOT_APPLIED = [
+  'TransactionConflictException',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+];
 
 /**
  * `work`'s result, or the signal's reason if the signal aborts first. The listener goes when
@@ -92,7 +102,7 @@ export class DynamoDbSender {
     await this.#acquire(signal);
     const started = Date.now();
     try {
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         try {
           const output = await request(signal);
           log('debug', {
@@ -109,10 +119,8 @@ export class DynamoDbSender {
             error: error instanceof Error ? error.name : String(error),
             durationMs: Date.now() - started,
           });
-          // A plain write that meets a transaction in progress on its item is safe to send again
-          // once the transaction is done: it was not applied. The SDK does not retry it.
-          if (!(error instanceof Error) || error.name !== TRANSACTION_CONFLICT) throw error;
-          await backoff(signal);
+          if (!(error instanceof Error) || !NOT_APPLIED.includes(error.name)) throw error;
+          await backoff(signal, attempt);
         }
       }
     } finally {

@@ -3,7 +3,7 @@ import { createTodo } from '../../harness/routes';
 import { deleteTodo } from '../../harness/routes';
 import { getTodo } from '../../harness/routes';
 import { bodyOf, context, event, invoke } from '../../harness/event';
-import { both, mentions, startFaultProxy, type FaultProxy, type Match } from '../../harness/fault-proxy';
+import { both, mentions, operation, startFaultProxy, type FaultProxy, type Match } from '../../harness/fault-proxy';
 import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb/client';
 import type { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import type { HttpResponse } from '../../lib/http';
@@ -162,6 +162,36 @@ describe('the fault proxy', () => {
       expect(network.seen.filter(deleteOf(1))).toHaveLength(2);
     },
     2 * LOST_ANSWER_WITHIN_MS,
+  );
+});
+
+describe('a partition past its throughput', () => {
+  /** What DynamoDB answers a request past its partition's throughput: not applied, to be sent again. */
+  const throttled = () => ({
+    status: 400,
+    body: {
+      __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+      message: 'The level of configured provisioned throughput for the table was exceeded.',
+    },
+  });
+
+  it(
+    'is asked again, within the deadline, after the SDK’s own three attempts were throttled: the read and the write are answered (they were 503)',
+    async () => {
+      const { network, store } = await seededStoreBehindProxy();
+      network.inject(operation('GetItem'), { answerWith: throttled }, 4);
+      expect(bodyOf(await invoke(getTodo(store), event({ method: 'GET', id: '1' })))).toMatchObject({ id: 1 });
+      network.inject(operation('TransactWriteItems'), { answerWith: throttled }, 4);
+      expectCreated(await invoke(createTodo(store), event({ method: 'POST', body: { title: 'after the throttle' } })), {
+        id: 3,
+        title: 'after the throttle',
+        completed: false,
+      });
+      expect(network.seen.filter(both(operation('TransactWriteItems'), mentions('after the throttle')))).toHaveLength(
+        4 + 1,
+      );
+    },
+    LOST_ANSWER_WITHIN_MS,
   );
 });
 
