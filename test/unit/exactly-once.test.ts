@@ -13,7 +13,7 @@ import {
 } from '../../harness/fault-proxy';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { handlersOn } from '../../harness/routes';
-import { eventually } from '../../harness/wait';
+import { eventually, sleep } from '../../harness/wait';
 import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb/client';
 import { claimKey } from '../../lib/dynamodb/claims';
 import { EXPIRES } from '../../lib/dynamodb/table';
@@ -303,6 +303,27 @@ describe('a write whose retry meets another transaction in progress (as real Dyn
   );
 });
 
+/** Times a client sends a keyed request again: a few, as any client would, each after its Retry-After. */
+const CONTRACT_RETRIES = 5;
+/** 500 POSTs through ten containers, and up to CONTRACT_RETRIES rounds of 1 s retries on a busy machine. */
+const BURST_WITHIN_MS = 180_000;
+
+/**
+ * Sends a keyed request as the contract (README, Retrying) tells a client: again, with the same
+ * key, after a 409 (its key in progress) or a 503, once the Retry-After has passed.
+ */
+async function sendAsTheContractSays(send: () => Promise<HttpResponse>): Promise<HttpResponse> {
+  let response = await send();
+  for (let retry = 0; retry < CONTRACT_RETRIES; retry++) {
+    const status = response.statusCode ?? 0;
+    if (status !== 409 && status !== 503) return response;
+    const retryAfter = Number((response.headers as Record<string, string> | undefined)?.['retry-after'] ?? 1);
+    await sleep(retryAfter * 1000);
+    response = await send();
+  }
+  return response;
+}
+
 describe('a client that retries with an Idempotency-Key', () => {
   it(
     'gets 503 when every acknowledgement of its POST is lost though the record is stored; its retry gets that record’s 201',
@@ -324,35 +345,36 @@ describe('a client that retries with an Idempotency-Key', () => {
     LATE_WITHIN_MS,
   );
 
-  it('makes exactly 100 records of 500 concurrent POSTs carrying 100 keys, 5 each, over 10 containers; the 5 answers of a key agree', async () => {
-    const table = await freshTable();
-    // Each container with a client of its own, as on Lambda: ten stores on one client would share its 50 sockets.
-    const containers = Array.from(
-      { length: 10 },
-      () => handlersOn(dynamoDbStoreAt(testDynamoDbEndpoint(), table)).createTodo,
-    );
-    const answers = await Promise.all(
-      Array.from({ length: 500 }, async (_, i) => {
-        const key = i % 100;
-        const container = containers[i % containers.length];
-        if (container === undefined) throw new Error('no container');
-        const response = await invoke(
-          container,
-          event({ method: 'POST', body: { title: `key ${key}` }, headers: keyHeader(`burst-${key}`) }),
-        );
-        return { key, response };
-      }),
-    );
-    for (const { response } of answers) expect(response.statusCode).toBe(201);
-    for (let key = 0; key < 100; key++) {
-      const bodies = new Set(answers.filter((answer) => answer.key === key).map(({ response }) => response.body));
-      expect(bodies.size).toBe(1);
-    }
-    const records = (await dynamoDbStore(table).list()).filter((todo) => todo.id > 2);
-    expect(records).toHaveLength(100);
-    expect(new Set(records.map((todo) => todo.title)).size).toBe(100);
-    expect(ids(records)).toEqual(Array.from({ length: 100 }, (_, i) => 3 + i));
-  }, 120_000);
+  it(
+    'makes exactly 100 records of 500 concurrent POSTs carrying 100 keys, 5 each, over 10 containers, each client retrying as the contract says; the 5 answers of a key agree',
+    async () => {
+      const table = await freshTable();
+      // Each container with a client of its own, as on Lambda: ten stores on one client would share its 50 sockets.
+      const containers = Array.from(
+        { length: 10 },
+        () => handlersOn(dynamoDbStoreAt(testDynamoDbEndpoint(), table)).createTodo,
+      );
+      const answers = await Promise.all(
+        Array.from({ length: 500 }, async (_, i) => {
+          const key = i % 100;
+          const container = containers[i % containers.length];
+          if (container === undefined) throw new Error('no container');
+          const request = event({ method: 'POST', body: { title: `key ${key}` }, headers: keyHeader(`burst-${key}`) });
+          return { key, response: await sendAsTheContractSays(() => invoke(container, request)) };
+        }),
+      );
+      expect(answers.filter(({ response }) => response.statusCode !== 201)).toEqual([]);
+      for (let key = 0; key < 100; key++) {
+        const bodies = new Set(answers.filter((answer) => answer.key === key).map(({ response }) => response.body));
+        expect(bodies.size).toBe(1);
+      }
+      const records = (await dynamoDbStore(table).list()).filter((todo) => todo.id > 2);
+      expect(records).toHaveLength(100);
+      expect(new Set(records.map((todo) => todo.title)).size).toBe(100);
+      expect(ids(records)).toEqual(Array.from({ length: 100 }, (_, i) => 3 + i));
+    },
+    BURST_WITHIN_MS,
+  );
 
   it('gets 409 with Retry-After when another request with its key holds it to the deadline (a TransactionConflict on the key)', async () => {
     const { network, store, send } = await containerBehindProxy();
