@@ -12,7 +12,13 @@ import './quiet-sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient, startDynamoDbLocal } from './local-dynamodb';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  ensureTable,
+  localClient,
+  startDynamoDbLocal,
+} from './dynamodb-local-process';
 
 /** What a refused connection looks like from the SDK: the socket's error, maybe wrapped. */
 function refused(error: unknown): boolean {

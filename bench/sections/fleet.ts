@@ -2,7 +2,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import type { FunctionPool } from '../../harness/container';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { idGaps, postLoad } from '../../harness/load';
-import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';
+import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { fleetCpuMs } from '../proc';
 import { packagedAt, treesFor, type Tree } from '../trees';

@@ -7,11 +7,11 @@ import { runCommand } from '../../harness/cli';
 import { servicePackage, type Resource, type Template } from '../../harness/package';
 import { PROJECT_ROOT } from '../../harness/project';
 import { metricFields } from '../../lib/metrics';
-import operations from '../../scripts/operations.cjs';
+import operationMetrics from '../../serverless/plugins/operations/metrics.cjs';
 import { metricProblems, metricUses, type OwnMetrics } from '../support/cloudwatch-metrics';
 
 /**
- * Operations on AWS (scripts/operations.cjs, docs/operations.md): the alarms, their topic and the
+ * Operations on AWS (serverless/plugins/operations.cjs, docs/operations.md): the alarms, their topic and the
  * dashboard a packaged stage holds, checked against the stack they are in: every metric they name
  * exists, with its dimensions, and every resource they name is one of the same stack. And the
  * commands that read a deployed stage (`npm run logs`, `npm run info`) stop with one line when
@@ -158,11 +158,11 @@ describe('a default package (the DynamoDB store)', () => {
       typeof use.dimensions.Operation === 'string' ? [use.dimensions.Operation] : [],
     );
     expect([...new Set(named)].sort()).toEqual(operationsSent());
-    expect([...operations.TABLE_OPERATIONS].sort()).toEqual(operationsSent());
+    expect([...operationMetrics.TABLE_OPERATIONS].sort()).toEqual(operationsSent());
   });
 
   it('shows every one of the service’s own metrics, and only those, in its namespace', () => {
-    expect([...operations.SERVICE_METRICS].sort()).toEqual(serviceMetricNames().sort());
+    expect([...operationMetrics.SERVICE_METRICS].sort()).toEqual(serviceMetricNames().sort());
     const own = ownMetrics(template('dynamodb'));
     const shown = metricUses(template('dynamodb')).uses.filter(
       (use) => use.namespace === own.namespace && use.where.startsWith('Dashboard'),

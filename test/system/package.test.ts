@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { EXPIRES } from '../../lib/dynamodb-table';
-import { tableDefinition } from '../../scripts/local-dynamodb';
+import { tableDefinition } from '../../scripts/dynamodb-local-process';
 import { functionZips, servicePackage, type Packaged } from '../../harness/package';
 
 const ofType = (result: Packaged, type: string) => Object.values(result.resources).filter((r) => r.Type === type);

@@ -4,13 +4,14 @@ import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../harness/project';
 import { LEVELS } from '../../lib/log';
-import stageParams from '../../scripts/stage-params.cjs';
+import stageParams from '../../serverless/plugins/stage-params.cjs';
 
 /**
- * scripts/serverless-local.cjs checks LOG_LEVEL and `--param=store` before a command goes any
- * further; the values it allows are the ones the service and serverless.yml know.
+ * The local workflow plugin (serverless/plugins/local-workflow.cjs) checks LOG_LEVEL and
+ * `--param=store` before a command goes any further; the values it allows are the ones the service
+ * and serverless.yml know.
  */
-describe('the project serverless plugin', () => {
+describe('the local workflow plugin', () => {
   it('allows the log levels lib/log.ts knows', () => {
     expect(stageParams.LOG_LEVELS).toEqual([...LEVELS]);
   });
