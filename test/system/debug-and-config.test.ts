@@ -117,6 +117,30 @@ describe('a local server that cannot start', () => {
   );
 });
 
+describe('a LAMBDA_PORT that is PORT', () => {
+  it.each([
+    ['PORT', async () => String(await freePort()), 'PORT'],
+    ['PORT’s default, 3000', () => Promise.resolve(''), "PORT's default"],
+  ])(
+    'stops `serverless offline` when LAMBDA_PORT is %s, in one line, before anything starts',
+    async (_kind, portOf, setting) => {
+      const port = await portOf();
+      const lambdaPort = port === '' ? '3000' : port;
+      await withScratchCopy(async (dir) => {
+        const result = await mistake(['offline'], { PORT: port, LAMBDA_PORT: lambdaPort }, dir);
+        expect(result).toEqual(
+          stoppedWith(
+            `Port ${lambdaPort} is both ${setting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint ` +
+              `need one each: choose another, e.g. LAMBDA_PORT=${Number(lambdaPort) + 1}`,
+          ),
+        );
+        expect(existsSync(join(dir, '.esbuild'))).toBe(false);
+      });
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
 describe('`serverless invoke local` without an API Gateway event', () => {
   const samples = 'events/ has createTodo.json, deleteTodo.json, getTodo.json, listTodos.json, updateTodo.json';
   it.each([

@@ -53,6 +53,13 @@ function requestedPorts(env) {
  */
 async function portProblems(env) {
   const { http, lambda } = requestedPorts(env);
+  if (lambda === http) {
+    const httpSetting = env.PORT ? 'PORT' : "PORT's default";
+    return [
+      `Port ${http} is both ${httpSetting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint need one ` +
+        `each: choose another, e.g. LAMBDA_PORT=${otherPort(http)}`,
+    ];
+  }
   const problems = [await busyProblem(http, 'PORT', 'the API')];
   if (lambda !== undefined) problems.push(await busyProblem(lambda, 'LAMBDA_PORT', 'the Lambda invoke endpoint'));
   return problems.filter((problem) => problem !== undefined);
