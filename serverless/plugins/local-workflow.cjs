@@ -11,7 +11,8 @@
  *   as the framework stops on a user's error (a ServerlessError: its `Error:` and the message, one
  *   line per mistake, no stack), with nothing built.
  * - The `${local:…}` variables serverless.yml reads (variables.cjs).
- * - A work folder per process, removed with it (work-folders.cjs).
+ * - A work folder per process, removed with it; packaging leaves nothing in the system's temporary
+ *   directory (work-folders.cjs).
  * - For the local commands: source maps in stack traces; at start, the invoke endpoint
  *   (startup-banner.cjs); under `npm run dev`, every saved
  *   change served by the next request (dev-reload.cjs) and a typechecker in watch mode
@@ -26,7 +27,7 @@ const { portProblems } = require('./local-workflow/ports.cjs');
 const { invokeEndpointLine } = require('./local-workflow/startup-banner.cjs');
 const { startTypecheck } = require('./local-workflow/typecheck.cjs');
 const { resolveLocalVariable } = require('./local-workflow/variables.cjs');
-const { removeAtExit, sweepWorkFolders, workFolderOf } = require('./local-workflow/work-folders.cjs');
+const { removeAtExit, sweepWorkFolders, useTempFolder, workFolderOf } = require('./local-workflow/work-folders.cjs');
 
 /**
  * The parts of the Serverless Framework's instance that this plugin uses.
@@ -68,6 +69,8 @@ class LocalWorkflowPlugin {
     this.typecheck = undefined;
     /** @type {DevReload | undefined} */
     this.dev = undefined;
+    /** Puts the system's temporary directory back, while a package points it into the work folder. @type {(() => void) | undefined} */
+    this.restoreTempFolder = undefined;
     this.configurationVariablesSources = {
       local: {
         resolve: (/** @type {ResolveArgs} */ args) =>
@@ -94,6 +97,20 @@ class LocalWorkflowPlugin {
       },
       'offline:start:init': () => {
         this.dev?.start();
+      },
+      // Around serverless-esbuild's zip step: before it, and after it (before it removes the work
+      // folder, and the zips' stages with it).
+      'before:package:createDeploymentArtifacts': () => {
+        this.stageZipsInWorkFolder();
+      },
+      'after:package:createDeploymentArtifacts': () => {
+        this.restoreTempFolder?.();
+      },
+      'before:deploy:function:packageFunction': () => {
+        this.stageZipsInWorkFolder();
+      },
+      'after:deploy:function:packageFunction': () => {
+        this.restoreTempFolder?.();
       },
     };
   }
@@ -141,6 +158,11 @@ class LocalWorkflowPlugin {
     process.once('exit', () => {
       this.typecheck?.kill();
     });
+  }
+
+  /** serverless-esbuild stages each zip in the system's temporary directory, and leaves it there (work-folders.cjs). */
+  stageZipsInWorkFolder() {
+    this.restoreTempFolder = useTempFolder(path.join(this.serviceDir, this.workFolder, 'zip-staging'));
   }
 
   /** Before serverless-esbuild's first build: the invoke endpoint printed, and under `npm run dev` the reloader made. */
