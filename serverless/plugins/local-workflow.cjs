@@ -13,8 +13,8 @@
  * - The `${local:…}` variables serverless.yml reads (variables.cjs).
  * - A work folder per process, removed with it; packaging leaves nothing in the system's temporary
  *   directory (work-folders.cjs).
- * - For the local commands: source maps in stack traces; at start, the invoke endpoint
- *   (startup-banner.cjs); under `npm run dev`, every saved
+ * - For the local commands: source maps in stack traces; at start, the invoke endpoint and the
+ *   routes, each address working as printed (startup-banner.cjs); under `npm run dev`, every saved
  *   change served by the next request (dev-reload.cjs) and a typechecker in watch mode
  *   (typecheck.cjs).
  */
@@ -24,7 +24,12 @@ const { settingProblems } = require('./stage-params.cjs');
 const { DevReload } = require('./local-workflow/dev-reload.cjs');
 const { invokeEventProblems } = require('./local-workflow/invoke-event.cjs');
 const { portProblems } = require('./local-workflow/ports.cjs');
-const { invokeEndpointLine } = require('./local-workflow/startup-banner.cjs');
+const {
+  httpApiRoutes,
+  invokeEndpointLine,
+  replaceRoutesBox,
+  routeLines,
+} = require('./local-workflow/startup-banner.cjs');
 const { startTypecheck } = require('./local-workflow/typecheck.cjs');
 const { resolveLocalVariable } = require('./local-workflow/variables.cjs');
 const { removeAtExit, sweepWorkFolders, useTempFolder, workFolderOf } = require('./local-workflow/work-folders.cjs');
@@ -40,7 +45,7 @@ const { removeAtExit, sweepWorkFolders, useTempFolder, workFolderOf } = require(
  *   service: {
  *     custom: { watch?: string[], 'serverless-offline': { httpPort: number, lambdaPort: number } },
  *     getAllFunctions(): string[],
- *     getFunction(name: string): { name: string },
+ *     getFunction(name: string): { name: string, events?: import('./local-workflow/startup-banner.cjs').FunctionEvent[] },
  *   },
  *   pluginManager: { plugins: object[] },
  * }} Serverless
@@ -165,12 +170,18 @@ class LocalWorkflowPlugin {
     this.restoreTempFolder = useTempFolder(path.join(this.serviceDir, this.workFolder, 'zip-staging'));
   }
 
-  /** Before serverless-esbuild's first build: the invoke endpoint printed, and under `npm run dev` the reloader made. */
+  /** Before serverless-esbuild's first build: the addresses printed, and under `npm run dev` the reloader made. */
   beforeOffline() {
     const { service } = this.serverless;
-    const { lambdaPort } = service.custom['serverless-offline'];
-    const names = service.getAllFunctions().map((name) => service.getFunction(name).name);
-    this.log.notice(invokeEndpointLine(lambdaPort, names));
+    const { httpPort, lambdaPort } = service.custom['serverless-offline'];
+    const functions = service.getAllFunctions().map((name) => service.getFunction(name));
+    this.log.notice(
+      invokeEndpointLine(
+        lambdaPort,
+        functions.map((fn) => fn.name),
+      ),
+    );
+    replaceRoutesBox(routeLines(httpPort, httpApiRoutes(functions.map((fn) => fn.events ?? []))));
     /** @type {string[]} */
     const folders = service.custom.watch ?? [];
     if (folders.length === 0) return;
