@@ -86,7 +86,12 @@ class LocalWorkflowPlugin {
           }),
       },
     };
-    this.hooks = {
+    this.hooks = this.lifecycleHooks();
+  }
+
+  /** What the plugin does at each step of the framework's lifecycle, by the step's name. */
+  lifecycleHooks() {
+    return {
       initialize: () => {
         this.initialize();
       },
