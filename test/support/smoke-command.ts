@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killGroup } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
@@ -19,7 +19,8 @@ import type { Report } from '../../smoke/run';
 export const SMOKE_WITHIN_MS = 120_000;
 
 export interface SmokeResult {
-  readonly code: number | null;
+  /** The exit status as a shell says it: the code, or 128 + the signal's number for a signal. */
+  readonly status: number;
   readonly stdout: string;
   readonly stderr: string;
   /** What `--json` wrote; undefined when it wrote nothing. */
@@ -31,6 +32,8 @@ export interface SmokeProcess {
   stderr(): string;
   /** Ctrl-C in the terminal that runs it. */
   interrupt(): void;
+  /** Whether npm, or anything it started, is still running. */
+  running(): boolean;
   readonly finished: Promise<SmokeResult>;
 }
 
@@ -43,12 +46,16 @@ export function startSmoke(args: readonly string[]): SmokeProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
   });
+  let closed = false;
+  child.once('close', () => (closed = true));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const finished = (async () => {
-    const [code] = (await once(child, 'close')) as [number | null];
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    // npm exits as its script did; when that was by a signal, npm sends itself the same one.
+    const status = code ?? 128 + (signal === null ? 0 : constants.signals[signal]);
     let report: Report | undefined;
     try {
       report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
@@ -56,7 +63,7 @@ export function startSmoke(args: readonly string[]): SmokeProcess {
       report = undefined;
     }
     rmSync(dir, { recursive: true, force: true });
-    return { code, stdout, stderr, report };
+    return { status, stdout, stderr, report };
   })();
   return {
     stdout: () => stdout,
@@ -64,6 +71,7 @@ export function startSmoke(args: readonly string[]): SmokeProcess {
     interrupt: () => {
       if (child.pid !== undefined) killGroup(child.pid, 'SIGINT');
     },
+    running: () => !closed,
     finished,
   };
 }

@@ -78,7 +78,7 @@ describe('npm run smoke -- <base-url>', () => {
       const before = await listed();
       const result = await runSmokeCommand(stage.url);
       expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
+      expect(result.status).toBe(0);
       const lines = linesOf(result.stdout);
       expect(lines.slice(0, CHECKS.length)).toEqual(
         CHECKS.map((check) => expect.stringMatching(`^pass  ${literal(check.name)} \\(\\d+ ms\\)$`)),
@@ -107,7 +107,7 @@ describe('npm run smoke -- <base-url>', () => {
       await memoryStore.remove(2);
       const theirs = await memoryStore.create('a user’s record');
       const result = await runSmokeCommand(stage.url);
-      expect(result.code).toBe(0);
+      expect(result.status).toBe(0);
       expect(await listed()).toEqual([theirs.value]);
     },
     SMOKE_WITHIN_MS,
@@ -179,7 +179,7 @@ describe('npm run smoke -- <base-url>', () => {
       const stage = await startStage(changes, cors);
       const before = await listed();
       const result = await runSmokeCommand(stage.url);
-      expect(result.code).toBe(1);
+      expect(result.status).toBe(1);
       const lines = linesOf(result.stdout);
       const failed = lines.findIndex((line) => line.startsWith(`FAIL  ${check} (`));
       expect(failed).toBeGreaterThanOrEqual(0);
@@ -211,7 +211,7 @@ describe('npm run smoke -- <base-url>', () => {
         let posts = 0;
         proxy = await startStageProxy(stage.url, { loseAnswer: (method) => method === 'POST' && ++posts === 3 });
         const result = await runSmokeCommand(proxy.url);
-        expect(result.code).toBe(1);
+        expect(result.status).toBe(1);
         expect(linesOf(result.stderr)).toEqual([
           expect.stringMatching(`^No answer from ${literal(proxy.url)}: the connection closed before the answer`),
         ]);
@@ -228,7 +228,7 @@ describe('npm run smoke -- <base-url>', () => {
         const url = `http://127.0.0.1:${await freePort()}`;
         const result = await runSmokeCommand(url);
         expect(result).toMatchObject({
-          code: 1,
+          status: 1,
           stdout: '',
           stderr: `No answer from ${url}: connection refused (ECONNREFUSED)\n`,
         });
@@ -248,7 +248,7 @@ describe('npm run smoke -- <base-url>', () => {
         const url = stage.url.replace('http:', 'https:');
         const result = await runSmokeCommand(url);
         expect(result).toMatchObject({
-          code: 1,
+          status: 1,
           stdout: '',
           stderr: `No answer from ${url}: TLS error: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER); does it serve plain http://?\n`,
         });
@@ -266,7 +266,7 @@ describe('npm run smoke -- <base-url>', () => {
     'stops with one line and exit 2 for the command line %j',
     async (args, line) => {
       const result = await runSmokeCommand(...args);
-      expect(result.code).toBe(2);
+      expect(result.status).toBe(2);
       expect(result.stdout).toBe('');
       expect(linesOf(result.stderr)[0]).toMatch(line);
     },
