@@ -115,14 +115,17 @@ export class Contract {
     );
   }
 
-  /** Throws, saying what is wrong, when the response is not one openapi.yaml documents. */
-  check(method: string, path: string, response: ReceivedResponse): void {
+  /**
+   * Throws, saying what is wrong, when the response is not one openapi.yaml documents; returns
+   * the documented answer it is, or undefined for the gateway's own (a preflight, an unknown route).
+   */
+  check(method: string, path: string, response: ReceivedResponse): DocumentedStatus | undefined {
     const where = `${method} ${path} → ${response.status}`;
     const template = this.template(path);
     const operation = template === undefined ? undefined : this.document.paths[template]?.[method.toLowerCase()];
-    if (operation === undefined) {
+    if (template === undefined || operation === undefined) {
       // Not an operation of the service: the gateway answers, with a CORS preflight or a 404.
-      if (method === 'OPTIONS' || response.status === 404) return;
+      if (method === 'OPTIONS' || response.status === 404) return undefined;
       throw new Error(`${where}: no such operation in openapi.yaml`);
     }
     let documented = operation.responses[String(response.status)];
@@ -150,6 +153,7 @@ export class Contract {
       );
     }
     this.#checkHeaders(where, documented.headers ?? {}, response.headers);
+    return { method, template, status: response.status };
   }
 
   #checkHeaders(where: string, documented: Record<string, Header>, received: Headers): void {

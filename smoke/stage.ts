@@ -180,17 +180,14 @@ export class Stage {
     if (expect !== undefined && status !== expect) {
       throw new Error(`${method} ${path} → ${status}, expected ${expect}: ${text.slice(0, 300)}`);
     }
-    this.contract.check(method, path, answer);
-    const template = this.contract.template(path);
-    if (template !== undefined) this.seen.add(`${method} ${template} ${status}`);
+    const documented = this.contract.check(method, path, answer);
+    if (documented !== undefined) this.seen.add(`${documented.method} ${documented.template} ${documented.status}`);
     return answer;
   }
 
   /** POST /todos with a title of this run's: the created Todo. */
-  async create(what: string, headers: Readonly<Record<string, string>> = {}): Promise<Todo> {
-    return (
-      await this.send('POST', '/todos', { body: { title: this.title(what) }, headers, expect: 201 })
-    ).json() as Todo;
+  async create(what: string): Promise<Todo> {
+    return (await this.send('POST', '/todos', { body: { title: this.title(what) }, expect: 201 })).json() as Todo;
   }
 
   /** Records this run created and has not deleted. */

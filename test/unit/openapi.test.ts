@@ -133,6 +133,15 @@ describe('openapi.yaml', () => {
     }).toThrow(message);
   });
 
+  it('says which documented answer a response is, and none for the gateway’s own', () => {
+    expect(contract.check('GET', '/todos/7', answer(404, json, '{"error":"Todo not found"}'))).toEqual({
+      method: 'GET',
+      template: '/todos/{id}',
+      status: 404,
+    });
+    expect(contract.check('PATCH', '/todos/7', answer(404, json, '{"message":"Not Found"}'))).toBeUndefined();
+  });
+
   it('lists every status of every operation', () => {
     const statuses = contract.statuses();
     expect(statuses).toContainEqual({ method: 'DELETE', template: '/todos/{id}', status: 200 });
