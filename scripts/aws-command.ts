@@ -1,11 +1,12 @@
 /**
  * `npm run logs -- <function>` (the framework's `logs --tail`: follows a deployed function's log)
  * and `npm run info` (`info --verbose`: the stage's URL, functions, and its stack's outputs, the
- * dashboard's address among them), after checks that need no AWS: the function is one of
- * serverless.yml's (else the closest name is offered), the stage a name the framework takes, and
- * there are AWS credentials to call AWS with. Without these the framework would load and resolve
- * the whole service, ask AWS, and then stop with a paragraph, or with the credentials' error for a
- * mistyped name; this stops at once with one line that says what is wrong.
+ * dashboard's address among them, then the command that checks the stage, `npm run smoke -- <its
+ * URL>`), after checks that need no AWS: the function is one of serverless.yml's (else the
+ * closest name is offered), the stage a name the framework takes, and there are AWS credentials
+ * to call AWS with. Without these the framework would load and resolve the whole service, ask
+ * AWS, and then stop with a paragraph, or with the credentials' error for a mistyped name; this
+ * stops at once with one line that says what is wrong.
  *
  * --stage, --region and --aws-profile go through to the framework (dev, us-east-1 and the SDK's
  * usual chain when not given: AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws, SSO,
@@ -118,15 +119,25 @@ async function missingCredentials(given: string | undefined): Promise<string | u
   }
 }
 
+/** The stage's base URL in what `info --verbose` printed: its stack's HttpApiUrl output. */
+function stageUrl(printed: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- the framework may colour what it prints
+  const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
+  return /^\s*HttpApiUrl: (https?:\/\/\S+)\s*$/m.exec(plain)?.[1];
+}
+
 async function main(): Promise<void> {
   const { args, profile } = serverlessArgs(process.argv.slice(2));
   const missing = await missingCredentials(profile);
   if (missing !== undefined) stop(missing, 1);
+  // `info`'s output is read for the stage's URL as it passes through. (The framework then shows
+  // no spinner on stderr while it asks AWS, as for any stdout that is not a terminal.)
+  const readsOutput = args[0] === 'info';
   const serverless = spawn(
     process.execPath,
     [resolve(__dirname, '../node_modules/serverless/bin/serverless.js'), ...args],
     {
-      stdio: 'inherit',
+      stdio: ['inherit', readsOutput ? 'pipe' : 'inherit', 'inherit'],
       env: {
         ...process.env,
         // On Node 20 the SDK warns that its releases after January 2027 need Node 22: about
@@ -136,10 +147,17 @@ async function main(): Promise<void> {
       },
     },
   );
+  let printed = '';
+  serverless.stdout?.on('data', (chunk: Buffer) => {
+    printed += chunk.toString();
+    process.stdout.write(chunk);
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => serverless.kill(signal));
   }
-  const [code] = (await once(serverless, 'exit')) as [number | null];
+  const [code] = (await once(serverless, 'close')) as [number | null];
+  const url = readsOutput && code === 0 ? stageUrl(printed) : undefined;
+  if (url !== undefined) process.stdout.write(`\nCheck the stage: npm run smoke -- ${url}\n`);
   process.exit(code ?? 1);
 }
 
