@@ -59,7 +59,7 @@ export async function startOffline({
     port: httpPort,
     pid,
     output: () => log,
-    // SIGTERM lets serverless remove its own esbuild work folder as it exits (scripts/serverless-local.cjs).
+    // SIGTERM lets serverless remove its own esbuild work folder as it exits (serverless/plugins/local-workflow/work-folders.cjs).
     stop: () => stopGroup(child),
   };
   try {

@@ -26,7 +26,16 @@ export interface Packaged {
 }
 
 /** Everything `serverless package` reads; a change to any of these makes a new package. */
-const INPUTS = ['serverless.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'functions', 'lib', 'scripts'];
+const INPUTS = [
+  'serverless.yml',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'functions',
+  'lib',
+  'scripts',
+  'serverless',
+];
 /** The environment serverless.yml reads into the stack. */
 const ENV_INPUTS = ['LOG_LEVEL'];
 const KEEP_PACKAGES = 8;

@@ -3,4 +3,4 @@ import { resolve } from 'node:path';
 /** The checkout the tests and the bench run against. */
 export const PROJECT_ROOT = resolve(__dirname, '..');
 
-export { freePort } from '../scripts/ports.cjs';
+export { freePort } from '../serverless/plugins/local-workflow/ports.cjs';

@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from './project';
 
 /** What a server needs from the project; node_modules is linked, not copied. */
-const PROJECT_FILES = ['functions', 'lib', 'scripts', 'events', 'serverless.yml', 'package.json', 'tsconfig.json'];
+const PROJECT_FILES = [
+  'functions',
+  'lib',
+  'scripts',
+  'serverless',
+  'events',
+  'serverless.yml',
+  'package.json',
+  'tsconfig.json',
+];
 
 export interface ScratchCopy {
   readonly dir: string;

@@ -1,9 +1,12 @@
 /**
  * `npm run logs -- <function>` (the framework's `logs --tail`: follows a deployed function's log)
  * and `npm run info` (`info --verbose`: the stage's URL, functions, and its stack's outputs, the
- * dashboard's address among them), after a check that there are AWS credentials to call AWS with.
- * Without any, the framework would load and resolve the whole service first and then stop with a
- * paragraph; this stops at once with one line that says what is missing.
+ * dashboard's address among them, then the command that checks the stage, `npm run smoke -- <its
+ * URL>`), after checks that need no AWS: the function is one of serverless.yml's (else the
+ * closest name is offered), the stage a name the framework takes, and there are AWS credentials
+ * to call AWS with. Without these the framework would load and resolve the whole service, ask
+ * AWS, and then stop with a paragraph, or with the credentials' error for a mistyped name; this
+ * stops at once with one line that says what is wrong.
  *
  * --stage, --region and --aws-profile go through to the framework (dev, us-east-1 and the SDK's
  * usual chain when not given: AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws, SSO,
@@ -11,9 +14,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { closest } from 'fastest-levenshtein';
+import { parse } from 'yaml';
 
 const COMMANDS = {
   logs: {
@@ -60,8 +66,35 @@ function serverlessArgs(argv: string[]): { args: string[]; profile: string | und
   if (rest.length !== (command.takesFunction ? 1 : 0)) {
     stop(`Usage: ${command.usage}`, 2);
   }
+  const problem = (fn === undefined ? undefined : functionProblem(fn)) ?? stageProblem(parsed.values.stage);
+  if (problem !== undefined) stop(problem, 2);
   const options = Object.entries(parsed.values).flatMap(([option, value]) => [`--${option}`, value]);
   return { args: [...command.serverless(fn ?? ''), ...options], profile: parsed.values['aws-profile'] };
+}
+
+/** The functions serverless.yml declares, in its order. */
+function functionNames(): string[] {
+  // CloudFormation's own tags (!GetAtt) are not YAML's; what they hold does not matter here.
+  const config = parse(readFileSync(resolve(__dirname, '../serverless.yml'), 'utf8'), { logLevel: 'error' }) as {
+    functions?: Record<string, unknown>;
+  };
+  return Object.keys(config.functions ?? {});
+}
+
+/** Why `name` is not a function of serverless.yml, in one line; undefined when it is one. */
+function functionProblem(name: string): string | undefined {
+  const known = functionNames();
+  if (known.includes(name)) return undefined;
+  return `No function "${name}" in serverless.yml: did you mean "${closest(name, known)}"? Functions: ${known.join(', ')}`;
+}
+
+/** The framework's rule for a stage's name (osls, lib/utils/stage-pattern.js). */
+const STAGE_NAME = /^[A-Za-z0-9-]+$/;
+
+/** Why `stage` is not a name the framework takes, in one line; undefined when it is, or not given (dev). */
+function stageProblem(stage: string | undefined): string | undefined {
+  if (stage === undefined || STAGE_NAME.test(stage)) return undefined;
+  return `--stage must be letters, digits and hyphens, as the framework's stage names are, not "${stage}"`;
 }
 
 /** Why the SDK finds no credentials, in one line; undefined when it finds some. */
@@ -86,15 +119,25 @@ async function missingCredentials(given: string | undefined): Promise<string | u
   }
 }
 
+/** The stage's base URL in what `info --verbose` printed: its stack's HttpApiUrl output. */
+function stageUrl(printed: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- the framework may colour what it prints
+  const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
+  return /^\s*HttpApiUrl: (https?:\/\/\S+)\s*$/m.exec(plain)?.[1];
+}
+
 async function main(): Promise<void> {
   const { args, profile } = serverlessArgs(process.argv.slice(2));
   const missing = await missingCredentials(profile);
   if (missing !== undefined) stop(missing, 1);
+  // `info`'s output is read for the stage's URL as it passes through. (The framework then shows
+  // no spinner on stderr while it asks AWS, as for any stdout that is not a terminal.)
+  const readsOutput = args[0] === 'info';
   const serverless = spawn(
     process.execPath,
     [resolve(__dirname, '../node_modules/serverless/bin/serverless.js'), ...args],
     {
-      stdio: 'inherit',
+      stdio: ['inherit', readsOutput ? 'pipe' : 'inherit', 'inherit'],
       env: {
         ...process.env,
         // On Node 20 the SDK warns that its releases after January 2027 need Node 22: about
@@ -104,10 +147,17 @@ async function main(): Promise<void> {
       },
     },
   );
+  let printed = '';
+  serverless.stdout?.on('data', (chunk: Buffer) => {
+    printed += chunk.toString();
+    process.stdout.write(chunk);
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => serverless.kill(signal));
   }
-  const [code] = (await once(serverless, 'exit')) as [number | null];
+  const [code] = (await once(serverless, 'close')) as [number | null];
+  const url = readsOutput && code === 0 ? stageUrl(printed) : undefined;
+  if (url !== undefined) process.stdout.write(`\nCheck the stage: npm run smoke -- ${url}\n`);
   process.exit(code ?? 1);
 }
 

@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, type LocalDynamoDb } from '../scripts/local-dynamodb';
+import { startDynamoDbLocal, type LocalDynamoDb } from '../scripts/dynamodb-local-process';
 import { DYNAMODB_ENDPOINT_ENV } from './support/stores';
 
 declare global {

@@ -12,7 +12,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/local-dynamodb';
+} from '../../scripts/dynamodb-local-process';
 import { median, round, type Row } from '../lib';
 
 const PROCESSES = 15;

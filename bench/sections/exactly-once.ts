@@ -9,7 +9,7 @@ import { createTodo } from '../../harness/routes';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
-import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/local-dynamodb';
+import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { packagedAt, treesFor } from '../trees';
 

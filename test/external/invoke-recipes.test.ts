@@ -6,13 +6,20 @@ import { runCommand } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { PROJECT_ROOT, freePort } from '../../harness/project';
 
-/** The README's recipe for Lambda's Invoke API: the lines of the block after its marker. */
-function recipe(): string[] {
+/**
+ * The README's recipe for Lambda's Invoke API: the lines of the block after its marker, and the
+ * statuses the paragraph after the block says its commands answer, in their order.
+ */
+function recipe(): { lines: string[]; statuses: number[] } {
   const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
   const marker = readme.indexOf('<!-- recipe: invoke');
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+  const block = /```sh\n([\s\S]*?)```\n\n(.*?)\n\n/s.exec(readme.slice(marker));
   if (marker < 0 || block === null) throw new Error('README.md has no invoke recipe');
-  return (block[1] ?? '').trim().split('\n');
+  const [, commands = '', after = ''] = block;
+  return {
+    lines: commands.trim().split('\n'),
+    statuses: [...after.matchAll(/"statusCode":(\d+)/g)].map(([, status]) => Number(status)),
+  };
 }
 
 /** The port the README uses; the test runs the recipe on a free one instead. */
@@ -23,7 +30,10 @@ const README_PORT = '3002';
  * written, with curl and with the AWS CLI (`apt-get install awscli`; .ci/run installs it).
  */
 describe('the README’s invoke recipe', () => {
-  const [start = '', curl = '', awsCli = ''] = recipe();
+  const {
+    lines: [start = '', curl = '', awsCli = ''],
+    statuses: [curlStatus, awsCliStatus],
+  } = recipe();
   let server: OfflineServer;
   let port: string;
   let cwd: string;
@@ -42,7 +52,7 @@ describe('the README’s invoke recipe', () => {
 
   const run = (line: string) => runCommand('sh', ['-c', line.replaceAll(README_PORT, port)], { cwd });
 
-  it('with curl, answers the function’s result', async () => {
+  it('with curl, answers the function’s result, with the status the README says', async () => {
     expect(curl).toMatch(/^curl /);
     const result = await run(curl);
     expect(result.code).toBe(0);
@@ -51,9 +61,10 @@ describe('the README’s invoke recipe', () => {
       statusCode: 200,
       body: { id: 1, title: 'Read the spec', completed: false },
     });
+    expect(curlStatus).toBe(answer.statusCode);
   });
 
-  it('with the AWS CLI, writes the function’s result to answer.json', async () => {
+  it('with the AWS CLI, writes the function’s result to answer.json, with the status the README says', async () => {
     expect(awsCli).toMatch(/ aws lambda invoke /);
     const result = await run(awsCli);
     expect(result).toMatchObject({ code: 0 });
@@ -62,5 +73,6 @@ describe('the README’s invoke recipe', () => {
       statusCode: 201,
       body: { id: 3, title: 'Buy milk', completed: false },
     });
+    expect(awsCliStatus).toBe(answer.statusCode);
   });
 });

@@ -1,5 +1,5 @@
 /** A small HTTP client for the running API, used by the e2e tests and the load script. */
-import type { Contract } from './contract';
+import type { Contract } from '../../smoke/contract';
 
 export interface ApiResponse {
   readonly status: number;
@@ -39,11 +39,7 @@ export class ApiClient {
       ...(payload === undefined ? {} : { body: payload }),
     });
     const text = await response.text();
-    this.contract?.check(method, path, {
-      status: response.status,
-      contentType: response.headers.get('content-type'),
-      text,
-    });
+    this.contract?.check(method, path, { status: response.status, headers: response.headers, text });
     return {
       status: response.status,
       contentType: response.headers.get('content-type'),

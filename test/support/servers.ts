@@ -1,6 +1,6 @@
 import { startOffline, type OfflineServer } from '../../harness/offline';
 import { ApiClient } from './client';
-import { Contract } from './contract';
+import { Contract } from '../../smoke/contract';
 import { testDynamoDbEndpoint, uniqueTableName } from './stores';
 
 /** The e2e suites run once per store, each file against servers of its own. */

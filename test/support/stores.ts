@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb/store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
-import { ensureTable, localClient } from '../../scripts/local-dynamodb';
+import { ensureTable, localClient } from '../../scripts/dynamodb-local-process';
 
 /** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */
 export const DYNAMODB_ENDPOINT_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';

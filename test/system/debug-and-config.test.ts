@@ -33,10 +33,29 @@ describe('npm run debug', () => {
   });
 });
 
-/** What a mistaken command printed, as lines, and how it ended. */
+/**
+ * The two lines the framework prints on stderr under every error it reports: its version, and
+ * where its docs are.
+ */
+const FRAMEWORK_FOOTER = [/^Environment: .* osls \d/, /^Docs: /];
+
+/**
+ * What a mistaken command printed, and how it ended. The plugin stops a command as the framework
+ * expects a user's error to be raised (a ServerlessError), and the framework prints it as `Error:`
+ * and the message on stdout, with its footer on stderr: `message` is what follows `Error:`, and
+ * `other` is whatever else was printed, which should be nothing.
+ */
 async function mistake(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) {
   const result = await runServerless(args, { env, ...(cwd === undefined ? {} : { cwd }) });
-  return { code: result.code, stdout: result.stdout, stderr: result.stderr.split('\n').filter((line) => line !== '') };
+  const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+  const [title, ...message] = lines(result.stdout);
+  const other = lines(result.stderr).filter((line) => !FRAMEWORK_FOOTER.some((footer) => footer.test(line)));
+  return { code: result.code, title, message, other };
+}
+
+/** A command stopped, with one line saying why, and nothing else printed. */
+function stoppedWith(line: unknown) {
+  return { code: 1, title: 'Error:', message: [line], other: [] };
 }
 
 describe('configuration that is wrong', () => {
@@ -53,7 +72,7 @@ describe('configuration that is wrong', () => {
     'stops `serverless package %j` with one line saying what is allowed, before building anything',
     async (args, env, message) => {
       const result = await mistake(['package', '--package', '/nonexistent/never-written', ...args], env);
-      expect(result).toEqual({ code: 1, stdout: '', stderr: [message] });
+      expect(result).toEqual(stoppedWith(message));
     },
     COMMAND_WITHIN_MS,
   );
@@ -67,7 +86,7 @@ describe('a local server that cannot start', () => {
     'stops `serverless offline` with %j in one line, leaving nothing behind',
     async (env, message) => {
       await withScratchCopy(async (dir) => {
-        expect(await mistake(['offline'], env, dir)).toEqual({ code: 1, stdout: '', stderr: [message] });
+        expect(await mistake(['offline'], env, dir)).toEqual(stoppedWith(message));
         expect(existsSync(join(dir, '.esbuild'))).toBe(false);
       });
     },
@@ -83,18 +102,40 @@ describe('a local server that cannot start', () => {
       try {
         await withScratchCopy(async (dir) => {
           const result = await mistake(['offline'], { [variable]: String(port) }, dir);
-          expect(result).toEqual({
-            code: 1,
-            stdout: '',
-            stderr: [
+          expect(result).toEqual(
+            stoppedWith(
               expect.stringMatching(new RegExp(`^Port ${port} \\(${variable}\\) is in use, .* ${variable}=\\d+$`)),
-            ],
-          });
+            ),
+          );
           expect(existsSync(join(dir, '.esbuild'))).toBe(false);
         });
       } finally {
         busy.close();
       }
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
+describe('a LAMBDA_PORT that is PORT', () => {
+  it.each([
+    ['PORT', async () => String(await freePort()), 'PORT'],
+    ['PORT’s default, 3000', () => Promise.resolve(''), "PORT's default"],
+  ])(
+    'stops `serverless offline` when LAMBDA_PORT is %s, in one line, before anything starts',
+    async (_kind, portOf, setting) => {
+      const port = await portOf();
+      const lambdaPort = port === '' ? '3000' : port;
+      await withScratchCopy(async (dir) => {
+        const result = await mistake(['offline'], { PORT: port, LAMBDA_PORT: lambdaPort }, dir);
+        expect(result).toEqual(
+          stoppedWith(
+            `Port ${lambdaPort} is both ${setting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint ` +
+              `need one each: choose another, e.g. LAMBDA_PORT=${Number(lambdaPort) + 1}`,
+          ),
+        );
+        expect(existsSync(join(dir, '.esbuild'))).toBe(false);
+      });
     },
     COMMAND_WITHIN_MS,
   );
@@ -115,11 +156,7 @@ describe('`serverless invoke local` without an API Gateway event', () => {
   ])(
     'stops with one line naming the sample events: %j',
     async (args, message) => {
-      expect(await mistake(['invoke', 'local', '-f', 'getTodo', ...args])).toEqual({
-        code: 1,
-        stdout: '',
-        stderr: [message],
-      });
+      expect(await mistake(['invoke', 'local', '-f', 'getTodo', ...args])).toEqual(stoppedWith(message));
     },
     COMMAND_WITHIN_MS,
   );

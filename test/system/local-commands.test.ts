@@ -140,6 +140,73 @@ describe('commands beside a running `npm start`', () => {
   });
 });
 
+/** The printed lines of a server's start, up to and with "Server ready". */
+function startupLines(output: string): string[] {
+  const lines = output.split('\n');
+  return lines.slice(0, lines.findIndex((line) => line.includes('Server ready:')) + 1);
+}
+
+/**
+ * What one printed address answers, asked as its line says: with the method printed before it
+ * (GET when none), and, for the Lambda invoke endpoint, once per function named on the line, with
+ * that function's sample event.
+ */
+async function askAsPrinted(line: string, url: string): Promise<{ url: string; answer: string }[]> {
+  if (url.includes('<name>')) {
+    const names = /one of ([\w-]+(?:, [\w-]+)*)/.exec(line)?.[1]?.split(', ') ?? [];
+    expect(names).toHaveLength(FUNCTION_NAMES.length);
+    return Promise.all(
+      names.map(async (name) => {
+        const fn = FUNCTION_NAMES.find((known) => name.endsWith(`-${known}`));
+        if (fn === undefined) throw new Error(`${name} is not one of the functions`);
+        const response = await fetch(url.replace('<name>', name), {
+          method: 'POST',
+          body: readFileSync(join(PROJECT_ROOT, eventFile(fn)), 'utf8'),
+        });
+        const { statusCode } = (await response.json()) as { statusCode: unknown };
+        const works = response.status === 200 && statusCode === ANSWERS[fn].statusCode;
+        return { url: url.replace('<name>', name), answer: works ? 'the function’s answer' : `${response.status}` };
+      }),
+    );
+  }
+  const method = new RegExp(`\\b(GET|POST|PUT|DELETE)[\\s|]*${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).exec(
+    line,
+  )?.[1];
+  const response = await fetch(url, { method: method ?? 'GET' });
+  const body = await response.text();
+  if (new URL(url).pathname === '/') return [{ url, answer: 'a server' }];
+  const routeNotFound = response.status === 404 && body.includes('route not found');
+  return [{ url, answer: routeNotFound ? `404 ${body}` : 'a route' }];
+}
+
+describe('what `npm start` prints at start', () => {
+  let server: OfflineServer;
+  beforeAll(async () => {
+    server = await startOffline({ script: 'start' });
+  }, START_WITHIN_MS);
+  afterAll(() => server.stop());
+
+  it('is addresses that each answer as printed: routes at PORT, the functions at LAMBDA_PORT', async () => {
+    const asked = [];
+    for (const line of startupLines(server.output())) {
+      for (const [url] of line.matchAll(/https?:\/\/[^\s,)]+/g)) asked.push(...(await askAsPrinted(line, url)));
+    }
+    const answers = new Set(asked.map(({ answer }) => answer));
+    expect(asked.filter(({ answer }) => !['a server', 'a route', 'the function’s answer'].includes(answer))).toEqual(
+      [],
+    );
+    expect([...answers].sort()).toEqual(['a route', 'a server', 'the function’s answer']);
+    // Each route once, at the server's address.
+    expect(asked.filter(({ answer }) => answer === 'a route').map(({ url }) => url)).toEqual([
+      `${server.url}/todos`,
+      `${server.url}/todos/{id}`,
+      `${server.url}/todos`,
+      `${server.url}/todos/{id}`,
+      `${server.url}/todos/{id}`,
+    ]);
+  });
+});
+
 describe('work folders', () => {
   it(
     'are one per process and go with it: none is left after a command, and those of processes gone are removed',

@@ -1,27 +1,22 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import ts from 'typescript';
-import { runCommand } from '../../harness/cli';
 import { servicePackage, type Resource, type Template } from '../../harness/package';
 import { PROJECT_ROOT } from '../../harness/project';
 import { metricFields } from '../../lib/metrics';
-import operations from '../../scripts/operations.cjs';
+import operationMetrics from '../../serverless/plugins/operations/metrics.cjs';
 import { metricProblems, metricUses, type OwnMetrics } from '../support/cloudwatch-metrics';
 
 /**
- * Operations on AWS (scripts/operations.cjs, docs/operations.md): the alarms, their topic and the
+ * Operations on AWS (serverless/plugins/operations.cjs, docs/operations.md): the alarms, their topic and the
  * dashboard a packaged stage holds, checked against the stack they are in: every metric they name
- * exists, with its dimensions, and every resource they name is one of the same stack. And the
- * commands that read a deployed stage (`npm run logs`, `npm run info`) stop with one line when
- * there are no AWS credentials.
+ * exists, with its dimensions, and every resource they name is one of the same stack. (The
+ * commands that read a deployed stage, `npm run logs` and `npm run info`: aws-commands.test.ts.)
  */
 
 /** One `serverless package` takes about 5 s idle; this allows for a busy machine. */
 const PACKAGE_WITHIN_MS = 60_000;
-/** npm, tsx and the SDK's credential chain: about 2 s idle. */
-const COMMAND_WITHIN_MS = 30_000;
 
 const STACKS = {
   // A bare `serverless package`, as a bare `serverless deploy` builds it.
@@ -158,11 +153,11 @@ describe('a default package (the DynamoDB store)', () => {
       typeof use.dimensions.Operation === 'string' ? [use.dimensions.Operation] : [],
     );
     expect([...new Set(named)].sort()).toEqual(operationsSent());
-    expect([...operations.TABLE_OPERATIONS].sort()).toEqual(operationsSent());
+    expect([...operationMetrics.TABLE_OPERATIONS].sort()).toEqual(operationsSent());
   });
 
   it('shows every one of the service’s own metrics, and only those, in its namespace', () => {
-    expect([...operations.SERVICE_METRICS].sort()).toEqual(serviceMetricNames().sort());
+    expect([...operationMetrics.SERVICE_METRICS].sort()).toEqual(serviceMetricNames().sort());
     const own = ownMetrics(template('dynamodb'));
     const shown = metricUses(template('dynamodb')).uses.filter(
       (use) => use.namespace === own.namespace && use.where.startsWith('Dashboard'),
@@ -371,53 +366,4 @@ describe('what the service’s metrics add to its logs (docs/operations.md, Cost
       else process.env.TODO_METRICS_NAMESPACE = before;
     }
   });
-});
-
-describe('`npm run logs` and `npm run info` without AWS credentials', () => {
-  let home: string;
-  beforeAll(() => {
-    home = mkdtempSync(join(tmpdir(), 'todo-home-'));
-  });
-  afterAll(() => {
-    rmSync(home, { recursive: true, force: true });
-  });
-
-  /** The environment with no AWS_* variable, and a home with no ~/.aws. */
-  function noCredentials(): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = Object.fromEntries(
-      Object.keys(process.env)
-        .filter((name) => name.startsWith('AWS_'))
-        .map((name) => [name, undefined]),
-    );
-    // On a CI machine in EC2 the SDK would otherwise find the instance's role.
-    return { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' };
-  }
-
-  it.each([
-    [['logs', '--', 'listTodos'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
-    [['info'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
-    [['info', '--', '--aws-profile', 'work'], /^No AWS credentials for profile "work": add it to ~\/\.aws\/config/],
-  ])(
-    '`npm run %j` stops with one line saying what is missing',
-    async (args, line) => {
-      // --silent: npm's own notices (a warning about the user's npmrc, say) stay out of the answer.
-      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials() });
-      expect(result.code).not.toBe(0);
-      expect(result.stderr.split('\n')).toEqual([expect.stringMatching(line), '']);
-      expect(result.stdout).toBe('');
-    },
-    COMMAND_WITHIN_MS,
-  );
-
-  it(
-    '`npm run logs` without a function says how to call it',
-    async () => {
-      const result = await runCommand('npm', ['run', '--silent', 'logs'], { env: noCredentials() });
-      expect(result.code).toBe(2);
-      expect(result.stderr).toBe(
-        'Usage: npm run logs -- <function> [--stage <stage>] [--region <region>] [--aws-profile <profile>]\n',
-      );
-    },
-    COMMAND_WITHIN_MS,
-  );
 });

@@ -1,7 +1,12 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { EXPIRES } from '../../lib/dynamodb/table';
-import { tableDefinition } from '../../scripts/local-dynamodb';
+import { tableDefinition } from '../../scripts/dynamodb-local-process';
+import { runCommand } from '../../harness/cli';
 import { functionZips, servicePackage, type Packaged } from '../../harness/package';
+import { withScratchCopy } from '../../harness/scratch';
 
 const ofType = (result: Packaged, type: string) => Object.values(result.resources).filter((r) => r.Type === type);
 
@@ -177,7 +182,7 @@ describe('a bare `serverless package`, as a bare `serverless deploy` ships it', 
 
   it('lets DynamoDB delete Idempotency-Keys and queued POSTs once they expire (time to live on `expires`)', () => {
     expect(resource('AWS::DynamoDB::Table')).toMatchObject({
-      // The attribute the store writes (lib/dynamodb-table.ts).
+      // The attribute the store writes (lib/dynamodb/table.ts).
       TimeToLiveSpecification: { AttributeName: EXPIRES, Enabled: true },
     });
   });
@@ -206,6 +211,36 @@ describe('a bare `serverless package`, as a bare `serverless deploy` ships it', 
       for (const fn of ofType(tuned, 'AWS::Lambda::Function')) {
         expect(Number(fn.Properties.ReservedConcurrentExecutions)).toBe(3);
         expect(fn.Properties).not.toHaveProperty('TracingConfig');
+      }
+    },
+    PACKAGE_WITHIN_MS,
+  );
+});
+
+describe('`npm run package`', () => {
+  it(
+    'leaves nothing in the system’s temporary directory, nor a work folder in the project',
+    async () => {
+      // A temporary directory of its own (TMPDIR), so that what other processes on the machine
+      // write to the shared one does not count; the command sees it as the system's.
+      const temp = mkdtempSync(join(tmpdir(), 'todo-tmpdir-'));
+      const out = mkdtempSync(join(tmpdir(), 'todo-package-'));
+      try {
+        await withScratchCopy(async (dir) => {
+          const before = readdirSync(temp);
+          const packaged = await runCommand('npm', ['run', '--silent', 'package', '--', '--package', out], {
+            cwd: dir,
+            env: { TMPDIR: temp },
+          });
+          expect(packaged.code).toBe(0);
+          expect(readdirSync(out).filter((file) => file.endsWith('.zip'))).toHaveLength(5);
+          expect(readdirSync(temp)).toEqual(before);
+          const workFolders = join(dir, '.esbuild');
+          expect(existsSync(workFolders) ? readdirSync(workFolders) : []).toEqual([]);
+        });
+      } finally {
+        rmSync(temp, { recursive: true, force: true });
+        rmSync(out, { recursive: true, force: true });
       }
     },
     PACKAGE_WITHIN_MS,

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { runCommand } from '../../harness/cli';
@@ -33,14 +34,55 @@ describe('npm run start:dynamodb', () => {
   );
 
   /** `npm run start:dynamodb` as npm runs it, without npm's own notices: its exit code and its output's lines. */
-  async function startDynamoDbAt(endpoint: string): Promise<{ code: number | null; lines: string[] }> {
+  async function startDynamoDbWith(env: NodeJS.ProcessEnv): Promise<{ code: number | null; lines: string[] }> {
     const result = await runCommand(
       process.execPath,
       [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
-      { env: { DYNAMODB_ENDPOINT: endpoint } },
+      { env },
     );
     return { code: result.code, lines: `${result.stdout}${result.stderr}`.trim().split('\n') };
   }
+
+  /** With a free PORT: the default, 3000, may be in use on the machine, and that is checked first. */
+  async function startDynamoDbAt(endpoint: string): Promise<{ code: number | null; lines: string[] }> {
+    return startDynamoDbWith({ DYNAMODB_ENDPOINT: endpoint, PORT: String(await freePort()) });
+  }
+
+  it(
+    'stops in one line on a busy PORT, before it starts DynamoDB Local or creates a table',
+    async () => {
+      const busy = createServer();
+      await new Promise<void>((resolve) => busy.listen(0, 'localhost', resolve));
+      const { port } = busy.address() as AddressInfo;
+      try {
+        expect(await startDynamoDbWith({ PORT: String(port), DYNAMODB_ENDPOINT: '' })).toEqual({
+          code: 1,
+          lines: [
+            `Port ${port} (PORT) is in use, so the API cannot listen there: stop what runs on it, or choose another, e.g. PORT=${port + 1}`,
+          ],
+        });
+      } finally {
+        busy.close();
+      }
+    },
+    START_WITHIN_MS,
+  );
+
+  it(
+    'stops in one line on a LAMBDA_PORT that is PORT, before it starts DynamoDB Local or creates a table',
+    async () => {
+      const port = await freePort();
+      expect(await startDynamoDbWith({ PORT: String(port), LAMBDA_PORT: String(port), DYNAMODB_ENDPOINT: '' })).toEqual(
+        {
+          code: 1,
+          lines: [
+            `Port ${port} is both PORT and LAMBDA_PORT, but the API and the Lambda invoke endpoint need one each: choose another, e.g. LAMBDA_PORT=${port + 1}`,
+          ],
+        },
+      );
+    },
+    START_WITHIN_MS,
+  );
 
   it(
     'stops in one line saying what to run when nothing answers at DYNAMODB_ENDPOINT',

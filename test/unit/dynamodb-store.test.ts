@@ -5,7 +5,7 @@ import { getTodo } from '../../harness/routes';
 import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Written } from '../../lib/todos';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/local-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
 import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../../harness/event';
 import { freePort } from '../../harness/project';
 import { dynamoDbStore, freshTable } from '../support/stores';

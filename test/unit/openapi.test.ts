@@ -1,8 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
-import { Contract } from '../support/contract';
+import { Contract, type ReceivedResponse } from '../../smoke/contract';
 
 const contract = new Contract();
 const json = 'application/json; charset=utf-8';
+const text = 'text/plain; charset=utf-8';
+
+/** An answer with these headers; `contentType` is its Content-Type. */
+function answer(
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Record<string, string> = {},
+): ReceivedResponse {
+  return { status, headers: new Headers({ 'content-type': contentType, ...headers }), text: body };
+}
+const list = (body: string, headers: Record<string, string> = { vary: 'accept-encoding' }) =>
+  answer(200, json, body, headers);
+const created = { location: '/todos/3' };
 
 // That the document is valid OpenAPI 3.1 is checked by `npm run lint` (validate-api, against the
 // official OpenAPI 3.1 schema); these tests pin what it says and the checker built on it.
@@ -26,18 +40,28 @@ describe('openapi.yaml', () => {
 
   it('accepts what the service answers, examples included', () => {
     const ok = [
-      ['GET', '/todos', { status: 200, contentType: json, text: '[{"id":1,"title":"a","completed":false}]' }],
-      ['GET', '/todos', { status: 200, contentType: json, text: '[]' }],
-      ['GET', '/todos/1', { status: 404, contentType: json, text: '{"error":"Todo not found"}' }],
-      ['POST', '/todos', { status: 201, contentType: json, text: '{"id":3,"title":"","completed":false}' }],
-      ['POST', '/todos', { status: 413, contentType: json, text: '{"error":"too large"}' }],
-      ['PUT', '/todos/abc', { status: 400, contentType: json, text: '{"error":"title must be a string"}' }],
-      ['DELETE', '/todos/1', { status: 200, contentType: 'text/plain; charset=utf-8', text: 'Deleted' }],
-      ['GET', '/todos', { status: 503, contentType: json, text: '{"error":"retry"}' }],
+      ['GET', '/todos', list('[{"id":1,"title":"a","completed":false}]')],
+      ['GET', '/todos', list('[]')],
+      // npm start's gateway names Origin too; a compressed list says so.
+      ['GET', '/todos', list('[]', { vary: 'accept-encoding,origin' })],
+      ['GET', '/todos', list('[]', { vary: 'Origin, Accept-Encoding', 'content-encoding': 'gzip' })],
+      ['GET', '/todos/1', answer(404, json, '{"error":"Todo not found"}')],
+      ['POST', '/todos', answer(201, json, '{"id":3,"title":"","completed":false}', created)],
+      [
+        'POST',
+        '/todos',
+        answer(201, json, '{"id":3,"title":"","completed":false}', { ...created, 'idempotent-replayed': 'true' }),
+      ],
+      ['POST', '/todos', answer(413, json, '{"error":"too large"}')],
+      ['POST', '/todos', answer(409, json, '{"error":"in progress"}', { 'retry-after': '1' })],
+      ['POST', '/todos', answer(409, json, '{"error":"full"}')],
+      ['PUT', '/todos/abc', answer(400, json, '{"error":"title must be a string"}')],
+      ['DELETE', '/todos/1', answer(200, text, 'Deleted')],
+      ['GET', '/todos', answer(503, json, '{"error":"retry"}', { 'retry-after': '1' })],
       // API Gateway's own answers: a throttled request, and a body over its 10 MB limit.
-      ['GET', '/todos/1', { status: 429, contentType: json, text: '{"message":"Too Many Requests"}' }],
-      ['POST', '/todos', { status: 413, contentType: json, text: '{"message":"Request Entity Too Large"}' }],
-      ['PATCH', '/todos/1', { status: 404, contentType: json, text: '{"message":"Not Found"}' }],
+      ['GET', '/todos/1', answer(429, json, '{"message":"Too Many Requests"}')],
+      ['POST', '/todos', answer(413, json, '{"message":"Request Entity Too Large"}')],
+      ['PATCH', '/todos/1', answer(404, json, '{"message":"Not Found"}')],
     ] as const;
     for (const [method, path, response] of ok)
       expect(() => {
@@ -46,52 +70,84 @@ describe('openapi.yaml', () => {
   });
 
   it.each([
-    [
-      'an undocumented status',
-      'GET',
-      '/todos/1',
-      { status: 400, contentType: json, text: '{"error":"x"}' },
-      /not documented/,
-    ],
-    ['a wrong media type', 'DELETE', '/todos/1', { status: 200, contentType: json, text: '"Deleted"' }, /media type/],
-    [
-      'a body that is not "Deleted"',
-      'DELETE',
-      '/todos/1',
-      { status: 200, contentType: 'text/plain', text: 'OK' },
-      /schema/,
-    ],
+    ['an undocumented status', 'GET', '/todos/1', answer(400, json, '{"error":"x"}'), /not documented/],
+    ['a wrong media type', 'DELETE', '/todos/1', answer(200, json, '"Deleted"'), /media type/],
+    ['a body that is not "Deleted"', 'DELETE', '/todos/1', answer(200, 'text/plain', 'OK'), /schema/],
     [
       'a Todo with an extra field',
       'GET',
       '/todos/1',
-      { status: 200, contentType: json, text: '{"id":1,"title":"a","completed":false,"x":1}' },
+      answer(200, json, '{"id":1,"title":"a","completed":false,"x":1}'),
       /schema/,
     ],
     [
       'a Todo with a string id',
       'POST',
       '/todos',
-      { status: 201, contentType: json, text: '{"id":"3","title":"a","completed":false}' },
+      answer(201, json, '{"id":"3","title":"a","completed":false}', created),
       /schema/,
     ],
+    ['another 404 message', 'GET', '/todos/9', answer(404, json, '{"error":"Not found"}'), /schema/],
+    ['a JSON answer that is not JSON', 'GET', '/todos/9', answer(404, json, '<html>'), /not JSON/],
+    ['a 500 on a route it does not have', 'GET', '/nope', answer(500, json, '{}'), /no such operation/],
+    ['a list without Vary', 'GET', '/todos', list('[]', {}), /header Vary is missing/],
+    ['a list whose Vary leaves out Accept-Encoding', 'GET', '/todos', list('[]', { vary: 'origin' }), /header Vary/],
     [
-      'another 404 message',
+      'a list in another encoding',
       'GET',
-      '/todos/9',
-      { status: 404, contentType: json, text: '{"error":"Not found"}' },
-      /schema/,
+      '/todos',
+      list('[]', { vary: 'accept-encoding', 'content-encoding': 'br' }),
+      /header Content-Encoding/,
     ],
     [
-      'a 500 on a route it does not have',
+      'a created Todo without its Location',
+      'POST',
+      '/todos',
+      answer(201, json, '{"id":3,"title":"a","completed":false}'),
+      /header Location is missing/,
+    ],
+    [
+      'Idempotent-Replayed other than "true"',
+      'PUT',
+      '/todos/3',
+      answer(200, json, '{"id":3,"title":"a","completed":false}', { 'idempotent-replayed': 'false' }),
+      /header Idempotent-Replayed/,
+    ],
+    [
+      'a 503 without Retry-After',
       'GET',
-      '/nope',
-      { status: 500, contentType: json, text: '{}' },
-      /no such operation/,
+      '/todos/1',
+      answer(503, json, '{"error":"retry"}'),
+      /header Retry-After is missing/,
+    ],
+    [
+      'a Retry-After that is not a number of seconds',
+      'DELETE',
+      '/todos/1',
+      answer(409, json, '{"error":"in progress"}', { 'retry-after': 'soon' }),
+      /header Retry-After: "soon"/,
     ],
   ] as const)('rejects %s', (_name, method, path, response, message) => {
     expect(() => {
       contract.check(method, path, response);
     }).toThrow(message);
+  });
+
+  it('says which documented answer a response is, and none for the gateway’s own', () => {
+    expect(contract.check('GET', '/todos/7', answer(404, json, '{"error":"Todo not found"}'))).toEqual({
+      method: 'GET',
+      template: '/todos/{id}',
+      status: 404,
+    });
+    expect(contract.check('PATCH', '/todos/7', answer(404, json, '{"message":"Not Found"}'))).toBeUndefined();
+  });
+
+  it('lists every status of every operation', () => {
+    const statuses = contract.statuses();
+    expect(statuses).toContainEqual({ method: 'DELETE', template: '/todos/{id}', status: 200 });
+    expect(statuses).toContainEqual({ method: 'POST', template: '/todos', status: 422 });
+    expect(statuses.filter(({ method, template }) => method === 'GET' && template === '/todos')).toEqual(
+      [200, 429, 500, 503].map((status) => ({ method: 'GET', template: '/todos', status })),
+    );
   });
 });

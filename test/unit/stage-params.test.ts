@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../harness/project';
-import stageParams from '../../scripts/stage-params.cjs';
+import stageParams from '../../serverless/plugins/stage-params.cjs';
 
 /**
- * scripts/stage-params.cjs: every stage parameter and variable a command takes, checked before
- * the framework resolves or builds anything (scripts/serverless-local.cjs stops the command with
+ * serverless/plugins/stage-params.cjs: every stage parameter and variable a command takes, checked
+ * before the framework resolves or builds anything (the local workflow plugin stops the command with
  * these lines; test/system/debug-and-config.test.ts shows it does).
  */
 
@@ -59,8 +59,8 @@ describe('each stage parameter', () => {
     expect(known.filter((name) => !tested.has(name))).toEqual([]);
     const config = readFileSync(join(PROJECT_ROOT, 'serverless.yml'), 'utf8');
     const used = new Set([...config.matchAll(/\$\{param:(\w+)/g)].map((match) => match[1]));
-    // store and sourcemaps have defaults that depend on the command: scripts/serverless-local.cjs reads them.
-    const plugin = readFileSync(join(PROJECT_ROOT, 'scripts/serverless-local.cjs'), 'utf8');
+    // store and sourcemaps have defaults that depend on the command: the local workflow plugin reads them.
+    const plugin = readFileSync(join(PROJECT_ROOT, 'serverless/plugins/local-workflow/variables.cjs'), 'utf8');
     for (const name of ['store', 'sourcemaps']) expect(plugin).toContain(`'${name}'`);
     expect([...used].filter((name) => name !== undefined && !known.includes(name))).toEqual([]);
     expect(known.filter((name) => !used.has(name) && !['store', 'sourcemaps'].includes(name))).toEqual([]);

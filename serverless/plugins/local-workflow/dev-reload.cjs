@@ -34,8 +34,13 @@ const SETTLE_MS = 25;
  * temporary files (dotfiles, `~`, `4913`, `___jb_tmp___`) are not.
  */
 const SOURCE = /^[^.].*\.([cm]?[jt]sx?|json)$/;
-/** @param {string} name */
-const ignored = (name) => name.startsWith('.');
+/**
+ * Dotfiles and dot-folders: editors' swap and backup files, and no source of ours.
+ * @param {string} name
+ */
+function ignored(name) {
+  return name.startsWith('.');
+}
 
 /**
  * @typedef {{ bundle(): Promise<void>, buildDirPath: string, functionEntries: { entry: string }[] }} EsbuildPlugin
@@ -92,8 +97,9 @@ class DevReload {
   sources() {
     /** @type {Map<string, string>} */
     const files = new Map();
+    const { serviceDir } = this;
     /** @param {string} dir */
-    const walk = (dir) => {
+    function walk(dir) {
       let entries;
       try {
         entries = readdirSync(dir, { withFileTypes: true });
@@ -106,16 +112,13 @@ class DevReload {
         if (entry.isDirectory()) walk(file);
         else if (SOURCE.test(entry.name)) {
           try {
-            files.set(
-              path.relative(this.serviceDir, file),
-              createHash('sha1').update(readFileSync(file)).digest('hex'),
-            );
+            files.set(path.relative(serviceDir, file), createHash('sha1').update(readFileSync(file)).digest('hex'));
           } catch {
             // Gone between the listing and the read: the next look sees it gone.
           }
         }
       }
-    };
+    }
     for (const root of this.roots) walk(root);
     return files;
   }
@@ -205,7 +208,7 @@ class DevReload {
  */
 function gateSource(real) {
   return (
-    `${GATE_MARK}: written by scripts/dev-reload.cjs; the build itself is ${path.basename(real)}.\n` +
+    `${GATE_MARK}: written by serverless/plugins/local-workflow/dev-reload.cjs; the build itself is ${path.basename(real)}.\n` +
     `const gate = Symbol.for('todo-api.dev-reload');\n` +
     `exports[gate] = true;\n` +
     `exports.handler = async (event, context) =>\n` +

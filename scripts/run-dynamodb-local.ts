@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { startDynamoDbLocal } from './local-dynamodb';
+import { startDynamoDbLocal } from './dynamodb-local-process';
 
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);

@@ -4,11 +4,12 @@
 /**
  * Every setting a command takes, and what each accepts: the stage parameters of serverless.yml
  * (`--param=<name>=<value>`, or `params:` in serverless.yml) and the environment variables the
- * local commands read. scripts/serverless-local.cjs checks them all here, before the framework
- * resolves or builds anything, and stops a command with one line per mistake.
+ * local commands read. The local workflow plugin (local-workflow.cjs) checks them all here, before
+ * the framework resolves or builds anything, and stops a command with one line per mistake; the
+ * operations plugin checks its own again once serverless.yml's variables are resolved.
  *
  * The defaults stay in serverless.yml's `params.default`, beside what they configure; `store`
- * and `sourcemaps` have none there, as theirs depend on the command (scripts/serverless-local.cjs).
+ * and `sourcemaps` have none there, as theirs depend on the command (local-workflow/variables.cjs).
  */
 
 const { closest } = require('fastest-levenshtein');
@@ -50,7 +51,9 @@ function number(min, max, whole) {
  * @param {string} accepts
  * @returns {Rule}
  */
-const matching = (pattern, accepts) => ({ accepts, check: (value) => pattern.test(value) });
+function matching(pattern, accepts) {
+  return { accepts, check: (value) => pattern.test(value) };
+}
 
 const SWITCH = oneOf(['on', 'off']);
 /** The values each named setting takes; test/unit/local-plugin.test.ts holds them to lib/ and serverless.yml. */
@@ -125,10 +128,11 @@ function problemWith(name, value) {
 function settingProblems({ cli, file, env }) {
   /** @type {string[]} */
   const problems = [];
-  const known = Object.keys(PARAMS);
   /** @param {string} name @param {string} where */
-  const unknown = (name, where) =>
-    `Unknown stage parameter "${name}" (${where}): did you mean "${closest(name, known)}"? Known: ${known.join(', ')}`;
+  function unknown(name, where) {
+    const known = Object.keys(PARAMS);
+    return `Unknown stage parameter "${name}" (${where}): did you mean "${closest(name, known)}"? Known: ${known.join(', ')}`;
+  }
   for (const [name, value] of Object.entries(file)) {
     if (PARAMS[name] === undefined) problems.push(unknown(name, 'params in serverless.yml'));
     else if (!(typeof value === 'string' && value.includes('${'))) {

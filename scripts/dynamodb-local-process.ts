@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { dynamoDbClientConfig } from '../lib/dynamodb/client';
 import { TABLE_KEY } from '../lib/dynamodb/table';
-import { freePort } from './ports.cjs';
+import { freePort } from '../serverless/plugins/local-workflow/ports.cjs';
 
 /** Any value will do for a local endpoint, but the SDK insists on having some. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -95,15 +95,10 @@ export interface DynamoDbLocalOptions {
   progress?: (line: string) => void;
 }
 
-/** How long DynamoDB Local may take to answer after it is launched: about 1.5 s on an idle machine. */
-const READY_WITHIN_MS = 60_000;
-
 /**
  * Starts DynamoDB Local on a port (a free one unless given) and resolves once it answers. It
  * listens on every interface (it has no option to bind to one); its data is in memory unless
  * `dbPath` is given.
- * `-sharedDb` makes one database whatever credentials and region a client uses, as one table on
- * AWS is one table for every caller.
  */
 export async function startDynamoDbLocal({
   port,
@@ -112,8 +107,42 @@ export async function startDynamoDbLocal({
 }: DynamoDbLocalOptions = {}): Promise<LocalDynamoDb> {
   const java = checkJava();
   progress?.(`Java found: ${java}`);
-  const home = dynamoDbLocalHome();
   const chosen = port ?? (await freePort());
+  const started = Date.now();
+  const launched = launch(chosen, dbPath);
+  const endpoint = `http://127.0.0.1:${chosen}`;
+  try {
+    await answering(endpoint, launched);
+  } catch (error) {
+    await launched.close();
+    throw new Error(`DynamoDB Local on port ${chosen} ${(error as Error).message}:\n${launched.output()}`, {
+      cause: error,
+    });
+  }
+  progress?.(
+    `DynamoDB Local up at ${endpoint}, data ${dbPath === undefined ? 'in memory' : `in ${dbPath}`}, ` +
+      `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return { endpoint, close: launched.close };
+}
+
+/** DynamoDB Local's process, what it has printed so far, and how to stop it. */
+interface Launched {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly close: () => Promise<void>;
+}
+
+/** How long DynamoDB Local has to stop after SIGTERM before it is killed. */
+const STOP_WITHIN_MS = 5_000;
+
+/**
+ * Launches DynamoDB Local, tied to this process: whatever way this process ends, it ends too.
+ * `-sharedDb` makes one database whatever credentials and region a client uses, as one table on
+ * AWS is one table for every caller.
+ */
+function launch(port: number, dbPath: string | undefined): Launched {
+  const home = dynamoDbLocalHome();
   const child = spawn(
     'java',
     [
@@ -121,7 +150,7 @@ export async function startDynamoDbLocal({
       '-jar',
       join(home, 'DynamoDBLocal.jar'),
       '-port',
-      String(chosen),
+      String(port),
       '-sharedDb',
       '-disableTelemetry',
       ...(dbPath === undefined ? ['-inMemory'] : ['-dbPath', dbPath]),
@@ -129,43 +158,41 @@ export async function startDynamoDbLocal({
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const kill = () => child.kill('SIGKILL');
-  // Whatever way this process ends, DynamoDB Local ends with it.
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+  }
+  function kill(): void {
+    child.kill('SIGKILL');
+  }
   process.once('exit', kill);
-  const endpoint = `http://127.0.0.1:${chosen}`;
-  const close = async () => {
+  async function close(): Promise<void> {
     process.removeListener('exit', kill);
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
-    const timer = setTimeout(kill, 5_000);
+    const timer = setTimeout(kill, STOP_WITHIN_MS);
     await exited;
     clearTimeout(timer);
-  };
-  const started = Date.now();
+  }
+  return { child, output: () => output, close };
+}
+
+/** How long DynamoDB Local may take to answer after it is launched: about 1.5 s on an idle machine. */
+const READY_WITHIN_MS = 60_000;
+
+/** Resolves once DynamoDB Local answers at `endpoint`; throws, saying why, if it exits first or takes too long. */
+async function answering(endpoint: string, { child }: Launched): Promise<void> {
+  const deadline = Date.now() + READY_WITHIN_MS;
   for (;;) {
-    if (child.exitCode !== null) {
-      await close();
-      throw new Error(`DynamoDB Local on port ${chosen} exited with ${child.exitCode}:\n${output}`);
-    }
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
     try {
       // Any HTTP answer means it is up (this one is a 400: no operation named).
       await fetch(endpoint, { method: 'POST' });
-      progress?.(
-        `DynamoDB Local up at ${endpoint}, data ${dbPath === undefined ? 'in memory' : `in ${dbPath}`}, ` +
-          `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-      );
-      return { endpoint, close };
+      return;
     } catch {
-      if (Date.now() - started > READY_WITHIN_MS) {
-        await close();
-        throw new Error(`DynamoDB Local on port ${chosen} did not answer within ${READY_WITHIN_MS} ms:\n${output}`);
-      }
+      if (Date.now() > deadline) throw new Error(`did not answer within ${READY_WITHIN_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -1,0 +1,323 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { Answer, Stage, Todo } from './stage';
+
+/**
+ * The checks `npm run smoke` runs, in order: every endpoint with every status of openapi.yaml
+ * that a client can cause without harming the stage, CORS as a page of another origin meets it,
+ * a keyed retry, and the body limit. Every answer is also held to openapi.yaml by Stage.send.
+ *
+ * Each check creates the records it works on, and asserts nothing of any other: a stage in use
+ * holds records of its users, and may have none of the seed.
+ */
+
+export interface Check {
+  /** What it proves, as one line: the request, the status, and what else must hold. */
+  readonly name: string;
+  readonly run: (stage: Stage) => Promise<void>;
+}
+
+/** A page of another origin, as a browser would name it in Origin. */
+export const FOREIGN_ORIGIN = 'https://smoke-check.example';
+
+/** Over MAX_BODY_BYTES (64 KiB, lib/input.ts), far under the gateway's own 10 MB. */
+const OVERSIZED_TITLE = 'x'.repeat(70_000);
+
+/** Long enough that the list is worth compressing (1 KiB, lib/http.ts) whatever else it holds. */
+const COMPRESSIBLE_TITLE = 'z'.repeat(1_100);
+
+const NOT_FOUND = { error: 'Todo not found' };
+
+/** Fails the check with `why` unless `ok`. */
+function expectThat(ok: boolean, why: string): asserts ok {
+  if (!ok) throw new Error(why);
+}
+
+function expectEqual(actual: unknown, expected: unknown, what: string): void {
+  expectThat(
+    isDeepStrictEqual(actual, expected),
+    `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`,
+  );
+}
+
+/** An Idempotency-Key of this run, unique to the request it is made for. */
+function key(): string {
+  return `"${randomUUID()}"`;
+}
+
+const idempotencyKey = (value: string) => ({ 'idempotency-key': value });
+const replayed = (answer: Answer) => answer.headers.get('idempotent-replayed');
+
+/** The answer's values of a comma-separated header, lower-cased. */
+function listed(answer: Answer, header: string): string[] {
+  return (answer.headers.get(header) ?? '')
+    .split(',')
+    .map((value) => value.trim().toLowerCase())
+    .filter((value) => value !== '');
+}
+
+/** A record this run created and then deleted: its id is never used again (SPEC.md §1). */
+async function deletedRecord(stage: Stage, what: string): Promise<Todo> {
+  const todo = await stage.create(what);
+  await stage.send('DELETE', `/todos/${todo.id}`, { expect: 200 });
+  return todo;
+}
+
+/** A preflight as a browser sends it before a write with a JSON body and an Idempotency-Key. */
+async function expectPreflightAllows(stage: Stage, path: string, method: string): Promise<void> {
+  const answer = await stage.send('OPTIONS', path, {
+    headers: {
+      origin: FOREIGN_ORIGIN,
+      'access-control-request-method': method,
+      'access-control-request-headers': 'content-type,idempotency-key',
+    },
+  });
+  const where = `OPTIONS ${path} (preflight of ${method}) → ${answer.status}`;
+  expectThat(answer.status >= 200 && answer.status < 300, `${where}: not a 2xx`);
+  const origin = answer.headers.get('access-control-allow-origin');
+  expectThat(origin === '*' || origin === FOREIGN_ORIGIN, `${where}: Access-Control-Allow-Origin is ${origin}`);
+  const methods = listed(answer, 'access-control-allow-methods');
+  expectThat(
+    methods.includes('*') || methods.includes(method.toLowerCase()),
+    `${where}: Access-Control-Allow-Methods (${methods.join(',')}) leaves out ${method}`,
+  );
+  const headers = listed(answer, 'access-control-allow-headers');
+  for (const header of ['content-type', 'idempotency-key']) {
+    expectThat(
+      headers.includes('*') || headers.includes(header),
+      `${where}: Access-Control-Allow-Headers (${headers.join(',')}) leaves out ${header}`,
+    );
+  }
+}
+
+export const CHECKS: readonly Check[] = [
+  {
+    name: 'GET /todos → 200: every Todo in list order, new records at the end',
+    run: async (stage) => {
+      const first = await stage.create('listed first');
+      const second = await stage.create('listed second');
+      const answer = await stage.send('GET', '/todos', { headers: { 'accept-encoding': 'identity' }, expect: 200 });
+      const ids = (answer.json() as Todo[]).map((todo) => todo.id);
+      expectThat(
+        ids.includes(first.id) && ids.indexOf(first.id) < ids.indexOf(second.id),
+        `GET /todos: expected ${first.id} then ${second.id} in the list, got ${ids.slice(-10).join(', ')} at its end`,
+      );
+      expectEqual(answer.headers.get('content-encoding'), null, 'GET /todos without gzip: Content-Encoding');
+    },
+  },
+  {
+    name: 'GET /todos → 200 gzip-compressed, for a client that accepts gzip',
+    run: async (stage) => {
+      const todo = await stage.create(`compressible ${COMPRESSIBLE_TITLE}`);
+      // fetch decodes gzip itself: the body read is the list, and the header says how it came.
+      const answer = await stage.send('GET', '/todos', { headers: { 'accept-encoding': 'gzip' }, expect: 200 });
+      expectEqual(answer.headers.get('content-encoding'), 'gzip', 'GET /todos with gzip: Content-Encoding');
+      expectThat(
+        (answer.json() as Todo[]).some((listed) => isDeepStrictEqual(listed, todo)),
+        `GET /todos with gzip: record ${todo.id} is not in the list`,
+      );
+    },
+  },
+  {
+    name: 'POST /todos → 201: the new Todo, completed = false, other fields ignored, and its Location',
+    run: async (stage) => {
+      const title = stage.title('created');
+      const answer = await stage.send('POST', '/todos', { body: { title, completed: true, extra: 1 }, expect: 201 });
+      const todo = answer.json() as Todo;
+      expectEqual(todo, { id: todo.id, title, completed: false }, 'POST /todos');
+      expectEqual(answer.headers.get('location'), `/todos/${todo.id}`, 'POST /todos: Location');
+      expectEqual(replayed(answer), null, 'POST /todos without a key: Idempotent-Replayed');
+    },
+  },
+  {
+    name: 'POST /todos → 400: a body without a title, and one that is not JSON',
+    run: async (stage) => {
+      await stage.send('POST', '/todos', { body: { completed: false }, expect: 400 });
+      await stage.send('POST', '/todos', { rawBody: '{"title":', expect: 400 });
+    },
+  },
+  {
+    name: 'POST /todos → 413: a body over 64 KiB',
+    run: async (stage) => {
+      await stage.send('POST', '/todos', { body: { title: OVERSIZED_TITLE }, expect: 413 });
+    },
+  },
+  {
+    name: 'POST /todos sent again with its Idempotency-Key → 201, Idempotent-Replayed: true, the same record',
+    run: async (stage) => {
+      const headers = idempotencyKey(key());
+      const body = { title: stage.title('keyed') };
+      const first = await stage.send('POST', '/todos', { body, headers, expect: 201 });
+      const again = await stage.send('POST', '/todos', { body, headers, expect: 201 });
+      expectEqual(replayed(first), null, 'the first POST: Idempotent-Replayed');
+      expectEqual(replayed(again), 'true', 'the POST sent again: Idempotent-Replayed');
+      expectEqual(again.json(), first.json(), 'the POST sent again: its record');
+    },
+  },
+  {
+    name: 'POST /todos → 422: an Idempotency-Key reused with another body',
+    run: async (stage) => {
+      const headers = idempotencyKey(key());
+      await stage.send('POST', '/todos', { body: { title: stage.title('key used') }, headers, expect: 201 });
+      await stage.send('POST', '/todos', { body: { title: stage.title('key reused') }, headers, expect: 422 });
+    },
+  },
+  {
+    name: 'GET /todos/{id} → 200: the Todo',
+    run: async (stage) => {
+      const todo = await stage.create('read');
+      expectEqual((await stage.send('GET', `/todos/${todo.id}`, { expect: 200 })).json(), todo, 'GET /todos/{id}');
+    },
+  },
+  {
+    name: 'GET /todos/{id} → 404: a deleted record, and an id that is not a number',
+    run: async (stage) => {
+      const gone = await deletedRecord(stage, 'read after delete');
+      for (const path of [`/todos/${gone.id}`, '/todos/abc']) {
+        expectEqual((await stage.send('GET', path, { expect: 404 })).json(), NOT_FOUND, `GET ${path}`);
+      }
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 200: a partial update, the Todo after it',
+    run: async (stage) => {
+      const todo = await stage.create('to update');
+      const path = `/todos/${todo.id}`;
+      const done = await stage.send('PUT', path, { body: { completed: true }, expect: 200 });
+      expectEqual(done.json(), { ...todo, completed: true }, `PUT ${path} {completed: true}`);
+      const title = stage.title('renamed');
+      const renamed = await stage.send('PUT', path, { body: { title }, expect: 200 });
+      expectEqual(renamed.json(), { id: todo.id, title, completed: true }, `PUT ${path} {title}: completed kept`);
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 400: completed that is not a boolean; nothing changes',
+    run: async (stage) => {
+      const todo = await stage.create('bad update');
+      const path = `/todos/${todo.id}`;
+      await stage.send('PUT', path, { body: { completed: 'yes' }, expect: 400 });
+      expectEqual((await stage.send('GET', path, { expect: 200 })).json(), todo, `GET ${path} after the 400`);
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 404: a deleted record',
+    run: async (stage) => {
+      const gone = await deletedRecord(stage, 'update after delete');
+      const answer = await stage.send('PUT', `/todos/${gone.id}`, { body: { completed: true }, expect: 404 });
+      expectEqual(answer.json(), NOT_FOUND, `PUT /todos/${gone.id}`);
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 413: a body over 64 KiB',
+    run: async (stage) => {
+      const todo = await stage.create('oversized update');
+      await stage.send('PUT', `/todos/${todo.id}`, { body: { title: OVERSIZED_TITLE }, expect: 413 });
+    },
+  },
+  {
+    name: 'PUT /todos/{id} sent again with its Idempotency-Key → 200, Idempotent-Replayed: true',
+    run: async (stage) => {
+      const todo = await stage.create('keyed update');
+      const options = { body: { completed: true }, headers: idempotencyKey(key()), expect: 200 };
+      const first = await stage.send('PUT', `/todos/${todo.id}`, options);
+      const again = await stage.send('PUT', `/todos/${todo.id}`, options);
+      expectEqual(replayed(first), null, 'the first PUT: Idempotent-Replayed');
+      expectEqual(replayed(again), 'true', 'the PUT sent again: Idempotent-Replayed');
+      expectEqual(again.json(), { ...todo, completed: true }, 'the PUT sent again: its record');
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 422: an Idempotency-Key reused with another body',
+    run: async (stage) => {
+      const todo = await stage.create('key reused on update');
+      const headers = idempotencyKey(key());
+      await stage.send('PUT', `/todos/${todo.id}`, { body: { completed: true }, headers, expect: 200 });
+      await stage.send('PUT', `/todos/${todo.id}`, { body: { completed: false }, headers, expect: 422 });
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} → 200: text/plain "Deleted", and the record is gone',
+    run: async (stage) => {
+      const todo = await stage.create('to delete');
+      const answer = await stage.send('DELETE', `/todos/${todo.id}`, { expect: 200 });
+      expectEqual(answer.text, 'Deleted', `DELETE /todos/${todo.id}`);
+      await stage.send('GET', `/todos/${todo.id}`, { expect: 404 });
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} → 404: a deleted record',
+    run: async (stage) => {
+      const gone = await deletedRecord(stage, 'deleted twice');
+      expectEqual(
+        (await stage.send('DELETE', `/todos/${gone.id}`, { expect: 404 })).json(),
+        NOT_FOUND,
+        `DELETE /todos/${gone.id}`,
+      );
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} → 400: a malformed Idempotency-Key; nothing is deleted',
+    run: async (stage) => {
+      const todo = await stage.create('malformed key');
+      await stage.send('DELETE', `/todos/${todo.id}`, { headers: idempotencyKey('not-quoted'), expect: 400 });
+      await stage.send('GET', `/todos/${todo.id}`, { expect: 200 });
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} sent again with its Idempotency-Key → 200, Idempotent-Replayed: true',
+    run: async (stage) => {
+      const todo = await stage.create('keyed delete');
+      const options = { headers: idempotencyKey(key()), expect: 200 };
+      const first = await stage.send('DELETE', `/todos/${todo.id}`, options);
+      const again = await stage.send('DELETE', `/todos/${todo.id}`, options);
+      expectEqual(replayed(first), null, 'the first DELETE: Idempotent-Replayed');
+      expectEqual([replayed(again), again.text], ['true', 'Deleted'], 'the DELETE sent again');
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} → 422: an Idempotency-Key reused on another record; it is kept',
+    run: async (stage) => {
+      const [first, second] = [await stage.create('key used on delete'), await stage.create('key reused on delete')];
+      const headers = idempotencyKey(key());
+      await stage.send('DELETE', `/todos/${first.id}`, { headers, expect: 200 });
+      await stage.send('DELETE', `/todos/${second.id}`, { headers, expect: 422 });
+      await stage.send('GET', `/todos/${second.id}`, { expect: 200 });
+    },
+  },
+  {
+    name: 'PATCH /todos/{id} → 404 from the gateway: a route openapi.yaml does not list',
+    run: async (stage) => {
+      const todo = await stage.create('patched');
+      await stage.send('PATCH', `/todos/${todo.id}`, { body: { completed: true }, expect: 404 });
+      expectEqual((await stage.send('GET', `/todos/${todo.id}`, { expect: 200 })).json(), todo, 'after the PATCH');
+    },
+  },
+  {
+    name: `CORS: a preflight from ${FOREIGN_ORIGIN} is allowed POST, PUT and DELETE with Content-Type and Idempotency-Key`,
+    run: async (stage) => {
+      const todo = await stage.create('preflighted');
+      await expectPreflightAllows(stage, '/todos', 'POST');
+      await expectPreflightAllows(stage, `/todos/${todo.id}`, 'PUT');
+      await expectPreflightAllows(stage, `/todos/${todo.id}`, 'DELETE');
+    },
+  },
+  {
+    name: `CORS: a POST from ${FOREIGN_ORIGIN} is readable there, Location and Idempotent-Replayed exposed`,
+    run: async (stage) => {
+      const answer = await stage.send('POST', '/todos', {
+        body: { title: stage.title('from another origin') },
+        headers: { origin: FOREIGN_ORIGIN, ...idempotencyKey(key()) },
+        expect: 201,
+      });
+      const origin = answer.headers.get('access-control-allow-origin');
+      expectThat(origin === '*' || origin === FOREIGN_ORIGIN, `POST /todos: Access-Control-Allow-Origin is ${origin}`);
+      const exposed = listed(answer, 'access-control-expose-headers');
+      for (const header of ['location', 'idempotent-replayed']) {
+        expectThat(
+          exposed.includes('*') || exposed.includes(header),
+          `POST /todos: Access-Control-Expose-Headers (${exposed.join(',')}) leaves out ${header}`,
+        );
+      }
+    },
+  },
+];

@@ -1,0 +1,95 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { START_WITHIN_MS } from '../../harness/offline';
+import { eventually } from '../../harness/wait';
+import { CHECKS } from '../../smoke/checks';
+import { E2E_STORES, startService, type Service } from '../support/servers';
+import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS, startSmoke } from '../support/smoke-command';
+import { startStageProxy, type StageProxy } from '../support/stage-proxy';
+
+/**
+ * `npm run smoke` against `npm start` and `npm run start:dynamodb` (serverless offline with the
+ * DynamoDB store on the run's DynamoDB Local): every check passes, and the stage is left as it
+ * was, also when the run is interrupted with Ctrl-C while one of its POSTs is in flight.
+ */
+/** A signal's handler runs within milliseconds of it; this leaves room for a busy machine. */
+const SIGNAL_WITHIN_MS = 10_000;
+
+describe.each(E2E_STORES)('npm run smoke against the %s store', (store) => {
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService(store);
+  }, START_WITHIN_MS);
+  afterAll(() => service.stop());
+
+  const list = async () => (await service.api.get('/todos')).json();
+
+  it(
+    'passes every check, and leaves the list as it was: records 1 and 2 untouched',
+    async () => {
+      const before = await list();
+      const result = await runSmokeCommand(service.url);
+      expect(result.stderr).toBe('');
+      expect(linesOf(result.stdout).filter((line) => /^(pass|FAIL) /.test(line))).toEqual(
+        CHECKS.map((check) => expect.stringContaining(`pass  ${check.name} (`)),
+      );
+      expect(result.status).toBe(0);
+      expect(result.report?.records.left).toEqual([]);
+      expect(await list()).toEqual(before);
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  it(
+    'passes on a stage in use, without records 1 and 2',
+    async () => {
+      for (const id of [1, 2]) await service.api.delete(`/todos/${id}`);
+      const before = await list();
+      const result = await runSmokeCommand(service.url);
+      expect(result.status).toBe(0);
+      expect(await list()).toEqual(before);
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  describe('interrupted with Ctrl-C', () => {
+    let proxy: StageProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+      proxy = undefined;
+    });
+
+    it(
+      'while a POST is in flight, twice: it stops, deletes every record it created, that one included, and exits 130',
+      async () => {
+        const before = await list();
+        let posts = 0;
+        // The third POST waits until the test releases it: the run is then surely mid-way, with
+        // records made, and a create in flight whose record it learns of only after Ctrl-C.
+        proxy = await startStageProxy(service.url, { hold: (method) => method === 'POST' && ++posts === 3 });
+        const run = startSmoke([proxy.url]);
+        await proxy.holding;
+        run.interrupt();
+        await eventually(
+          () => {
+            if (!run.running()) throw new Error(`npm run smoke ended at Ctrl-C, its POST still held:\n${run.stderr()}`);
+            return run.stderr().includes('Interrupted');
+          },
+          { within: SIGNAL_WITHIN_MS, what: 'npm run smoke saying it was interrupted' },
+        );
+        // Pressed again, as an impatient user does: it still deletes every record.
+        run.interrupt();
+        proxy.release();
+        const result = await run.finished;
+        expect(result.status).toBe(130);
+        expect(linesOf(result.stderr)).toEqual(['Interrupted: deleting the records this run created, then stopping']);
+        expect(result.stdout).toMatch(
+          /\nInterrupted: \d+ of \d+ checks ran\nCleanup: deleted the 3 records this run created\n/,
+        );
+        expect(result.report).toMatchObject({ result: 'interrupted', records: { created: 3, deleted: 3, left: [] } });
+        expect(result.report?.notRun.length).toBeGreaterThan(0);
+        expect(await list()).toEqual(before);
+      },
+      SMOKE_WITHIN_MS,
+    );
+  });
+});

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startFleet, type Fleet } from '../../harness/fleet';
+import { servicePackage } from '../../harness/package';
+import { CHECKS } from '../../smoke/checks';
+import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS } from '../support/smoke-command';
+import { testDynamoDbEndpoint } from '../support/stores';
+
+/** Packaging (about 5 s idle) and, on the first run of a machine, installing Node 22 (185 MB). */
+const PREPARE_WITHIN_MS = 300_000;
+
+/**
+ * `npm run smoke` against the fleet's gateway (harness/fleet.ts): the zips that ship, each
+ * function in containers of its own on Lambda's Node, behind API Gateway's rules (its 404 and its
+ * CORS, from the packaged template), on DynamoDB Local. The same checks as against npm start.
+ */
+describe('npm run smoke against the fleet', () => {
+  let fleet: Fleet;
+  beforeAll(async () => {
+    const packaged = await servicePackage([]);
+    fleet = await startFleet({ packaged, dynamoDbEndpoint: testDynamoDbEndpoint(), logLevel: 'warn' });
+  }, PREPARE_WITHIN_MS);
+  afterAll(() => fleet.stop());
+
+  it(
+    'passes every check, and leaves the list as it was',
+    async () => {
+      const list = async () => (await fetch(`${fleet.url}/todos`)).json();
+      const before = await list();
+      const result = await runSmokeCommand(fleet.url);
+      expect(result.stderr).toBe('');
+      expect(linesOf(result.stdout).filter((line) => /^(pass|FAIL) /.test(line))).toEqual(
+        CHECKS.map((check) => expect.stringContaining(`pass  ${check.name} (`)),
+      );
+      expect(result.status).toBe(0);
+      expect(result.report?.records.left).toEqual([]);
+      expect(await list()).toEqual(before);
+    },
+    SMOKE_WITHIN_MS,
+  );
+});

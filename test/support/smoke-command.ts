@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killGroup } from '../../harness/offline';
+import { PROJECT_ROOT } from '../../harness/project';
+import type { Report } from '../../smoke/run';
+
+/**
+ * `npm run smoke -- <url> --json <file>`, run as a user runs it, in a process group of its own,
+ * so that a test can press Ctrl-C as a terminal does: SIGINT to the whole group.
+ */
+
+/**
+ * A whole run: npm and tsx start in about 2 s idle, and the checks send about 70 requests, each
+ * a few ms on a local stage and up to about a second on DynamoDB Local under a busy machine.
+ */
+export const SMOKE_WITHIN_MS = 120_000;
+
+export interface SmokeResult {
+  /** The exit status as a shell says it: the code, or 128 + the signal's number for a signal. */
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** What `--json` wrote; undefined when it wrote nothing. */
+  readonly report: Report | undefined;
+}
+
+export interface SmokeProcess {
+  stdout(): string;
+  stderr(): string;
+  /** Ctrl-C in the terminal that runs it. */
+  interrupt(): void;
+  /** Whether npm, or anything it started, is still running. */
+  running(): boolean;
+  readonly finished: Promise<SmokeResult>;
+}
+
+export function startSmoke(args: readonly string[]): SmokeProcess {
+  const dir = mkdtempSync(join(tmpdir(), 'todo-smoke-'));
+  const reportFile = join(dir, 'report.json');
+  const child = spawn('npm', ['run', '--silent', 'smoke', '--', ...args, '--json', reportFile], {
+    cwd: PROJECT_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  let closed = false;
+  child.once('close', () => (closed = true));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const finished = (async () => {
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    // npm exits as its script did; when that was by a signal, npm sends itself the same one.
+    const status = code ?? 128 + (signal === null ? 0 : constants.signals[signal]);
+    let report: Report | undefined;
+    try {
+      report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
+    } catch {
+      report = undefined;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    return { status, stdout, stderr, report };
+  })();
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    interrupt: () => {
+      if (child.pid !== undefined) killGroup(child.pid, 'SIGINT');
+    },
+    running: () => !closed,
+    finished,
+  };
+}
+
+/** `npm run smoke -- <args>` to its end. */
+export function runSmokeCommand(...args: string[]): Promise<SmokeResult> {
+  return startSmoke(args).finished;
+}
+
+/** The lines of a run's output, without the empty one after the last newline. */
+export function linesOf(output: string): string[] {
+  return output.split('\n').filter((line) => line !== '');
+}

@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runCommand } from '../../harness/cli';
+
+/**
+ * The commands that read a deployed stage, `npm run logs` and `npm run info` (scripts/aws-command.ts,
+ * docs/operations.md): what they check before they ask AWS, each mistake stopping them with one line.
+ */
+
+/** npm, tsx and the SDK's credential chain: about 2 s idle. */
+const COMMAND_WITHIN_MS = 30_000;
+
+describe('`npm run logs` and `npm run info` without AWS credentials', () => {
+  let home: string;
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'todo-home-'));
+  });
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The environment with no AWS_* variable, and a home with no ~/.aws. */
+  function noCredentials(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('AWS_'))
+        .map((name) => [name, undefined]),
+    );
+    // On a CI machine in EC2 the SDK would otherwise find the instance's role.
+    return { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' };
+  }
+
+  it.each([
+    [['logs', '--', 'listTodos'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
+    [['info'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
+    [['info', '--', '--aws-profile', 'work'], /^No AWS credentials for profile "work": add it to ~\/\.aws\/config/],
+  ])(
+    '`npm run %j` stops with one line saying what is missing',
+    async (args, line) => {
+      // --silent: npm's own notices (a warning about the user's npmrc, say) stay out of the answer.
+      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials() });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr.split('\n')).toEqual([expect.stringMatching(line), '']);
+      expect(result.stdout).toBe('');
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  it(
+    '`npm run logs` without a function says how to call it',
+    async () => {
+      const result = await runCommand('npm', ['run', '--silent', 'logs'], { env: noCredentials() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        'Usage: npm run logs -- <function> [--stage <stage>] [--region <region>] [--aws-profile <profile>]\n',
+      );
+    },
+    COMMAND_WITHIN_MS,
+  );
+  it.each([
+    [
+      ['logs', '--', 'createTodos'],
+      'No function "createTodos" in serverless.yml: did you mean "createTodo"? Functions: listTodos, getTodo, createTodo, updateTodo, deleteTodo',
+    ],
+    [
+      ['logs', '--', 'createTodo', '--stage', 'pr_od'],
+      '--stage must be letters, digits and hyphens, as the framework\'s stage names are, not "pr_od"',
+    ],
+    [
+      ['info', '--', '--stage', 'pr od'],
+      '--stage must be letters, digits and hyphens, as the framework\'s stage names are, not "pr od"',
+    ],
+  ])(
+    '`npm run %j` stops with one line on a name that is wrong, before it looks for credentials',
+    async (args, line) => {
+      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials() });
+      expect(result).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
+    },
+    COMMAND_WITHIN_MS,
+  );
+});

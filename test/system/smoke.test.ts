@@ -1,0 +1,280 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
+import { context } from '../../harness/event';
+import { startGateway, type Cors, type Gateway } from '../../harness/gateway';
+import { freePort } from '../../harness/project';
+import { FUNCTION_NAMES, handlersOn, routeKey, type FunctionName } from '../../harness/routes';
+import type { HttpResponse } from '../../lib/http';
+import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import { CHECKS } from '../../smoke/checks';
+import { startStageProxy, type StageProxy } from '../support/stage-proxy';
+import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS } from '../support/smoke-command';
+
+/**
+ * `npm run smoke` against a stage made in this process: the five real handlers on the memory
+ * store behind the fleet's gateway (harness/gateway.ts), with the CORS of serverless.yml. A
+ * stage is broken by changing what one handler answers, as a change to its code would: the
+ * smoke must then fail, naming what broke. (test/e2e/smoke.test.ts and test/fleet/smoke.test.ts
+ * run it against npm start, the DynamoDB store and the packaged fleet.)
+ */
+
+/** serverless.yml's provider.httpApi.cors, as the packaged template's CorsConfiguration has it. */
+const CORS: Cors = {
+  AllowOrigins: ['*'],
+  AllowHeaders: ['Content-Type', 'Idempotency-Key'],
+  AllowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
+  ExposeHeaders: ['Location', 'Idempotent-Replayed'],
+  MaxAge: 86400,
+};
+
+type Change = (response: HttpResponse) => HttpResponse;
+
+const noop = (): void => undefined;
+
+let stages: { close(): Promise<void> }[] = [];
+
+/** The service's handlers behind a gateway, with `changes` made to what some of them answer. */
+async function startStage(changes: Partial<Record<FunctionName, Change>> = {}, cors = CORS): Promise<Gateway> {
+  const handlers: Record<FunctionName, APIGatewayProxyHandlerV2> = handlersOn(memoryStore);
+  const gateway = await startGateway(
+    FUNCTION_NAMES.map((name) => ({
+      routeKey: routeKey(name),
+      invoke: async (event) => {
+        const response = (await handlers[name](event, context(), noop)) as HttpResponse;
+        return { ok: true, result: changes[name]?.(response) ?? response, durationMs: 0 };
+      },
+    })),
+    cors,
+  );
+  stages.push(gateway);
+  return gateway;
+}
+
+async function listed(): Promise<unknown> {
+  return memoryStore.list(Date.now() + 1_000);
+}
+
+beforeEach(() => {
+  resetMemoryStore();
+});
+afterEach(async () => {
+  await Promise.all(stages.map((stage) => stage.close()));
+  stages = [];
+});
+
+/** Every documented status that no client can cause without harming the stage (a full list, a throttled stage, a failure). */
+const NOT_PROVOKABLE = [
+  ...['GET /todos', 'POST /todos', 'GET /todos/{id}', 'PUT /todos/{id}', 'DELETE /todos/{id}'].flatMap((operation) =>
+    [429, 500, 503].map((status) => `${operation} ${status}`),
+  ),
+  ...['POST /todos', 'PUT /todos/{id}', 'DELETE /todos/{id}'].map((operation) => `${operation} 409`),
+].sort();
+
+describe('npm run smoke -- <base-url>', () => {
+  it(
+    'passes against the service: one line per check, a summary, exit 0, every status a client can cause provoked; the store is left as it was',
+    async () => {
+      const stage = await startStage();
+      const before = await listed();
+      const result = await runSmokeCommand(stage.url);
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      const lines = linesOf(result.stdout);
+      expect(lines.slice(0, CHECKS.length)).toEqual(
+        CHECKS.map((check) => expect.stringMatching(`^pass  ${literal(check.name)} \\(\\d+ ms\\)$`)),
+      );
+      expect(lines.slice(CHECKS.length)).toEqual([
+        'Not provoked, as no client can cause them without harming the stage: 409 on POST /todos, PUT /todos/{id}, DELETE /todos/{id}; 429, 500, 503 on every operation',
+        expect.stringMatching(/^Cleanup: deleted the \d+ records this run created$/),
+        expect.stringMatching(
+          `^${CHECKS.length} passed, 0 failed, of ${CHECKS.length} checks against ${literal(stage.url)} in [\\d.]+ s$`,
+        ),
+      ]);
+      expect(result.report).toMatchObject({ url: stage.url, result: 'passed', notRun: [], records: { left: [] } });
+      expect([...(result.report?.notProvoked ?? [])].sort()).toEqual(NOT_PROVOKABLE);
+      expect(result.report?.checks.map((check) => check.result)).toEqual(CHECKS.map(() => 'passed'));
+      expect(result.report?.records.deleted).toBe(result.report?.records.created);
+      expect(await listed()).toEqual(before);
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  it(
+    'passes on a stage in use, without records 1 and 2, and touches none of its records',
+    async () => {
+      const stage = await startStage();
+      await memoryStore.remove(1);
+      await memoryStore.remove(2);
+      const theirs = await memoryStore.create('a user’s record');
+      const result = await runSmokeCommand(stage.url);
+      expect(result.status).toBe(0);
+      expect(await listed()).toEqual([theirs.value]);
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  const withoutHeader =
+    (name: string): Change =>
+    (response) => ({
+      ...response,
+      headers: Object.fromEntries(Object.entries(response.headers ?? {}).filter(([header]) => header !== name)),
+    });
+
+  it.each<[string, Partial<Record<FunctionName, Change>>, Cors, string, RegExp]>([
+    [
+      'DELETE answers its "Deleted" as JSON',
+      {
+        deleteTodo: (response) =>
+          response.statusCode === 200
+            ? { ...response, headers: { 'content-type': 'application/json' }, body: '"Deleted"' }
+            : response,
+      },
+      CORS,
+      'DELETE /todos/{id} → 200: text/plain "Deleted", and the record is gone',
+      /DELETE \/todos\/\d+ → 200: media type "application\/json" not documented \(expected text\/plain\)/,
+    ],
+    [
+      'POST leaves out Location',
+      { createTodo: withoutHeader('location') },
+      CORS,
+      'POST /todos → 201: the new Todo, completed = false, other fields ignored, and its Location',
+      /POST \/todos → 201: header Location is missing \(openapi.yaml requires it\)/,
+    ],
+    [
+      'GET /todos leaves out Vary',
+      { listTodos: withoutHeader('vary') },
+      CORS,
+      'GET /todos → 200: every Todo in list order, new records at the end',
+      /GET \/todos → 200: header Vary is missing/,
+    ],
+    [
+      'a PUT sent again is not said to be a replay',
+      { updateTodo: withoutHeader('idempotent-replayed') },
+      CORS,
+      'PUT /todos/{id} sent again with its Idempotency-Key → 200, Idempotent-Replayed: true',
+      /the PUT sent again: Idempotent-Replayed: expected "true", got null/,
+    ],
+    [
+      'GET /todos/{id} answers completed as a string',
+      {
+        getTodo: (response) =>
+          response.statusCode === 200
+            ? { ...response, body: (response.body ?? '').replace(/"completed":(true|false)/, '"completed":"$1"') }
+            : response,
+      },
+      CORS,
+      'GET /todos/{id} → 200: the Todo',
+      /GET \/todos\/\d+ → 200: body breaks the schema: data\/completed must be boolean/,
+    ],
+    [
+      'CORS exposes no headers',
+      {},
+      { ...CORS, ExposeHeaders: [] },
+      'CORS: a POST from https://smoke-check.example is readable there, Location and Idempotent-Replayed exposed',
+      /Access-Control-Expose-Headers \(\) leaves out location/,
+    ],
+  ])(
+    'fails when %s: a FAIL line names the check and what broke, exit 1, and its records are deleted',
+    async (_breakage, changes, cors, check, what) => {
+      const stage = await startStage(changes, cors);
+      const before = await listed();
+      const result = await runSmokeCommand(stage.url);
+      expect(result.status).toBe(1);
+      const lines = linesOf(result.stdout);
+      const failed = lines.findIndex((line) => line.startsWith(`FAIL  ${check} (`));
+      expect(failed).toBeGreaterThanOrEqual(0);
+      expect(lines[failed + 1]).toMatch(what);
+      expect(lines.at(-1)).toMatch(/^\d+ passed, [1-9]\d* failed, of \d+ checks against /);
+      expect(result.report?.result).toBe('failed');
+      expect(result.report?.checks.find((result) => result.name === check)).toMatchObject({
+        result: 'failed',
+        error: expect.stringMatching(what),
+      });
+      expect(result.report?.records.left).toEqual([]);
+      expect(await listed()).toEqual(before);
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  describe('when the stage gives no answer', () => {
+    let proxy: StageProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+      proxy = undefined;
+    });
+
+    it(
+      'deletes a record whose POST it never heard back from, found by its title, and says in one line that the answer was lost',
+      async () => {
+        const stage = await startStage();
+        const before = await listed();
+        let posts = 0;
+        proxy = await startStageProxy(stage.url, { loseAnswer: (method) => method === 'POST' && ++posts === 3 });
+        const result = await runSmokeCommand(proxy.url);
+        expect(result.status).toBe(1);
+        expect(linesOf(result.stderr)).toEqual([
+          expect.stringMatching(`^No answer from ${literal(proxy.url)}: the connection closed before the answer`),
+        ]);
+        expect(result.report).toMatchObject({ result: 'unreachable', records: { left: [] } });
+        expect(result.report?.records.created).toBe(3);
+        expect(await listed()).toEqual(before);
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'says in one line that nothing answers at the URL, with no stack',
+      async () => {
+        const url = `http://127.0.0.1:${await freePort()}`;
+        const result = await runSmokeCommand(url);
+        expect(result).toMatchObject({
+          status: 1,
+          stdout: '',
+          stderr: `No answer from ${url}: connection refused (ECONNREFUSED)\n`,
+        });
+        expect(result.report).toMatchObject({
+          result: 'unreachable',
+          checks: [],
+          notRun: CHECKS.map((check) => check.name),
+        });
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'says in one line that the TLS handshake failed, with no stack',
+      async () => {
+        const stage = await startStage();
+        const url = stage.url.replace('http:', 'https:');
+        const result = await runSmokeCommand(url);
+        expect(result).toMatchObject({
+          status: 1,
+          stdout: '',
+          stderr: `No answer from ${url}: TLS error: wrong version number (ERR_SSL_WRONG_VERSION_NUMBER); does it serve plain http://?\n`,
+        });
+      },
+      SMOKE_WITHIN_MS,
+    );
+  });
+
+  it.each([
+    [[], /^Usage: npm run smoke -- <base-url> \[--json <file>\]/],
+    [['localhost:3000'], /^Not an http:\/\/ or https:\/\/ URL: "localhost:3000"/],
+    [['not a url'], /^Not a URL: "not a url"/],
+    [['http://localhost:3000?x=1'], /^A base URL has no query or fragment/],
+  ])(
+    'stops with one line and exit 2 for the command line %j',
+    async (args, line) => {
+      const result = await runSmokeCommand(...args);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(linesOf(result.stderr)[0]).toMatch(line);
+    },
+    SMOKE_WITHIN_MS,
+  );
+});
+
+/** `text` as a regular expression that matches it literally. */
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
