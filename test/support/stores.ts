@@ -53,8 +53,12 @@ export function dynamoDbStore(table: string, options: DynamoDbStoreOptions = {})
  * A store on `table` reached through `endpoint` (a fault proxy, say), with a client of its own
  * configured as deployed: a container whose network the test controls.
  */
-export function dynamoDbStoreAt(endpoint: string, table: string): DynamoDbTodoStore {
-  return new DynamoDbTodoStore(localDocumentClient(endpoint), table);
+export function dynamoDbStoreAt(
+  endpoint: string,
+  table: string,
+  options: DynamoDbStoreOptions = {},
+): DynamoDbTodoStore {
+  return new DynamoDbTodoStore(localDocumentClient(endpoint), table, options);
 }
 
 /** Every store implementation. */

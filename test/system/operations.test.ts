@@ -66,7 +66,7 @@ function serviceMetricNames(): string[] {
 /** The DynamoDB operations the store sends: each `send('<Operation>', …)` under lib/. */
 function operationsSent(): string[] {
   const lib = join(PROJECT_ROOT, 'lib');
-  const sent = readdirSync(lib)
+  const sent = readdirSync(lib, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) =>
       [...readFileSync(join(lib, file), 'utf8').matchAll(/send\(\s*'(\w+)'/g)].map(([, name = '']) => name),

@@ -8,7 +8,9 @@ import type { Written } from '../../lib/todos';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
 import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../../harness/event';
 import { freePort } from '../../harness/project';
-import { dynamoDbStore, freshTable } from '../support/stores';
+import { both, mentions, operation, startFaultProxy } from '../../harness/fault-proxy';
+import { designSection } from '../support/docs';
+import { dynamoDbStore, dynamoDbStoreAt, freshTable, testDynamoDbEndpoint } from '../support/stores';
 
 const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
 const values = <T>(results: Written<T>[]) => results.map((result) => result.value);
@@ -65,6 +67,33 @@ describe('DynamoDB store under concurrency', () => {
     const table = await freshTable();
     await Promise.all(range(0, 9).map((i) => dynamoDbStore(table).create(`t${i}`)));
     expect(ids(await dynamoDbStore(table, { pageSize: 2 }).list())).toEqual(range(1, 11));
+  });
+
+  it('lists a record as its page found it: a record deleted and one created during a read of several pages may both be shown, as docs/design.md says', async () => {
+    const table = await freshTable();
+    const network = await startFaultProxy(testDynamoDbEndpoint());
+    try {
+      const reader = dynamoDbStoreAt(network.endpoint, table, { pageSize: 2 });
+      const writer = dynamoDbStore(table);
+      for (const title of ['three', 'four', 'five']) await writer.create(title);
+      await reader.list();
+      // The read's second page is held on its way while record 1, on the first, goes and record 6 comes.
+      const secondPage = both(operation('Query'), mentions('ExclusiveStartKey'));
+      let release: () => void = () => undefined;
+      network.inject(secondPage, { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
+      const listed = reader.list();
+      await network.next(secondPage);
+      await writer.remove(1);
+      await writer.create('six');
+      release();
+      expect(ids(await listed)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(ids(await reader.list())).toEqual([2, 3, 4, 5, 6]);
+      expect(designSection('What a list shows')).toContain(
+        'a record deleted during the read may be shown beside one created after it was deleted',
+      );
+    } finally {
+      await network.close();
+    }
   });
 
   it('lists past DynamoDB’s 1 MB page: 3 MB of titles', async () => {

@@ -19,6 +19,7 @@ import { claimKey } from '../../lib/dynamodb/claims';
 import { EXPIRES } from '../../lib/dynamodb/table';
 import type { HttpResponse } from '../../lib/http';
 import { idempotencyClaim } from '../../lib/idempotency';
+import { designSection } from '../support/docs';
 import { expectCreated } from '../support/expectations';
 import {
   dynamoDbStore,
@@ -323,6 +324,34 @@ async function sendAsTheContractSays(send: () => Promise<HttpResponse>): Promise
   }
   return response;
 }
+
+describe('what a 503 promises (docs/design.md)', () => {
+  it(
+    'a POST answered 503 may still be applied after its answer; its retry with the same key gets that record, and it is stored once',
+    async () => {
+      const { network, store, send } = await containerBehindProxy();
+      const request = { method: 'POST', body: { title: 'applied after its 503' }, headers: keyHeader('late') } as const;
+      // Its transaction is held on its way past the request's deadline (1.5 s of a 2.5 s function), then lands.
+      const held = holdFirst(network, both(operation('TransactWriteItems'), mentions('applied after its 503')));
+      const answered = await send(request, 2_500);
+      expect(answered.statusCode).toBe(503);
+      await held.land();
+      network.heal();
+      await network.idle(LATE_WITHIN_MS);
+      const stored = (await store.list()).filter((todo) => todo.title === 'applied after its 503');
+      expect(stored).toHaveLength(1);
+      const retried = await send(request);
+      expect(retried.statusCode).toBe(201);
+      expect(bodyOf(retried)).toEqual(stored[0]);
+      expect((await store.list()).filter((todo) => todo.title === 'applied after its 503')).toHaveLength(1);
+      const promise = designSection('What a 503 promises');
+      expect(promise).toContain('a write answered 503 may still be applied after the answer');
+      expect(promise).toContain('with the same Idempotency-Key');
+      expect(promise).not.toMatch(/look at `?GET \/todos`? before retrying/i);
+    },
+    LATE_WITHIN_MS,
+  );
+});
 
 describe('a client that retries with an Idempotency-Key', () => {
   it(

@@ -11,7 +11,7 @@
  * SuccessfulRequestLatency exist only per operation. test/system/operations.test.ts holds this
  * list to lib/.
  */
-const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'TransactWriteItems'];
+const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'TransactWriteItems'];
 
 /**
  * The service's own metrics (lib/metrics.ts, `Metric`), in the namespace the functions write them
