@@ -211,13 +211,15 @@ export interface PostAnswer {
 }
 
 /**
- * POSTs at an offered rate, as anonymous clients send them: each at a random moment (a Poisson
+ * Requests at an offered rate, as anonymous clients send them: each at a random moment (a Poisson
  * process, exponential gaps), none waiting for another's answer. Unlike a closed loop, a slow
  * service does not slow the clients down, so what it cannot carry shows as latency and errors.
+ * `send` sends the nth and resolves with its status (0: no answer).
  */
-export async function openLoopPosts(
-  url: string,
-  { perSecond, seconds, tag, timeoutMs = 30_000 }: OpenLoopOptions,
+export async function openLoop(
+  perSecond: number,
+  seconds: number,
+  send: (n: number) => Promise<number>,
 ): Promise<PostAnswer[]> {
   const answers: Promise<PostAnswer>[] = [];
   const started = performance.now();
@@ -226,13 +228,21 @@ export async function openLoopPosts(
     sendAt += (-Math.log(1 - Math.random()) * 1000) / perSecond;
     if (sendAt >= end) break;
     await sleep(Math.max(0, sendAt - performance.now()));
-    answers.push(timedPost(url, `${tag} ${n}`, timeoutMs));
+    const sent = performance.now();
+    answers.push(send(n).then((status) => ({ status, ms: performance.now() - sent })));
   }
   return Promise.all(answers);
 }
 
-async function timedPost(url: string, title: string, timeoutMs: number): Promise<PostAnswer> {
-  const started = performance.now();
+/** POST /todos at an offered rate (openLoop), each POST's title its tag and number. */
+export function openLoopPosts(
+  url: string,
+  { perSecond, seconds, tag, timeoutMs = 30_000 }: OpenLoopOptions,
+): Promise<PostAnswer[]> {
+  return openLoop(perSecond, seconds, (n) => timedPost(url, `${tag} ${n}`, timeoutMs));
+}
+
+async function timedPost(url: string, title: string, timeoutMs: number): Promise<number> {
   try {
     const response = await fetch(`${url}/todos`, {
       method: 'POST',
@@ -241,8 +251,8 @@ async function timedPost(url: string, title: string, timeoutMs: number): Promise
       signal: AbortSignal.timeout(timeoutMs),
     });
     await response.arrayBuffer();
-    return { status: response.status, ms: performance.now() - started };
+    return response.status;
   } catch {
-    return { status: 0, ms: performance.now() - started };
+    return 0;
   }
 }

@@ -339,6 +339,31 @@ export async function fleet(options: BenchOptions): Promise<Row[]> {
   return rows;
 }
 
+/** Lists asked for at once: what reading one partition costs when several read it in the same second (docs/scale.md). */
+const LISTS_AT_ONCE = 5;
+
+async function listsAtOnce(tree: Tree, fleet: Fleet, size: number, rows: Row[]): Promise<void> {
+  const before = dynamoDbCounts(fleet);
+  const machine = machineCpuMs();
+  const started = performance.now();
+  const answers = await Promise.all(Array.from({ length: LISTS_AT_ONCE }, () => list(fleet.url, true)));
+  const after = dynamoDbCounts(fleet);
+  const now = machineCpuMs();
+  const busy = (now.busy - machine.busy) / Math.max(1, now.total - machine.total);
+  rows.push({
+    section: 'fleetList',
+    name: `${tree.name}: ${LISTS_AT_ONCE} GET /todos at once at ${size} records, the slowest`,
+    value: round(Math.max(...answers.map((answer) => answer.ms)), 0),
+    unit: 'ms',
+    note:
+      (busy >= SATURATED ? 'CPU SATURATED (measures the machine); ' : '') +
+      `machine ${round(busy * 100, 0)} % busy; ` +
+      `all in ${round(performance.now() - started, 0)} ms; statuses ${answers.map((answer) => answer.status).join('/')}; ` +
+      `${round((after.readUnits - before.readUnits) / LISTS_AT_ONCE)} read units a list; ` +
+      `${after.throttled - before.throttled} reads throttled (and retried)`,
+  });
+}
+
 /** The list figures, of every tree: 60 KB titles against Lambda's 6 MB answer, and GET /todos at 10^4 and 10^5 records. */
 export async function fleetList(options: BenchOptions): Promise<Row[]> {
   const trees = treesFor(options.baseline);
@@ -360,10 +385,13 @@ export async function fleetList(options: BenchOptions): Promise<Row[]> {
         const packaged = await packagedAt(tree);
         const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, table, logLevel: 'silent' });
         try {
+          await listsAtOnce(tree, running, size, rows);
           for (const gzip of [false, true]) {
             await list(running.url, gzip);
+            const before = dynamoDbCounts(running);
             const answers = [];
             for (let i = 0; i < 5; i++) answers.push(await list(running.url, gzip));
+            const readUnits = (dynamoDbCounts(running).readUnits - before.readUnits) / answers.length;
             rows.push({
               section: 'fleetList',
               name: `${tree.name}: GET /todos at ${size} records, ${gzip ? 'accepting gzip' : 'without gzip'}`,
@@ -372,7 +400,7 @@ export async function fleetList(options: BenchOptions): Promise<Row[]> {
               note:
                 `status ${answers.map((answer) => answer.status).join('/')}; ${answers[0]?.bytes ?? 0} bytes ` +
                 `(${answers[0]?.encoding ?? '?'}); listTodos peak RSS ${round(running.stats('listTodos').maxRssKb / 1024, 0)} MB; ` +
-                `DynamoDB throttled ${dynamoDbCounts(running).throttled} requests`,
+                `${round(readUnits)} read units a list`,
             });
           }
         } finally {

@@ -34,6 +34,11 @@ function defaultDeadline(): Deadline {
 export interface DynamoDbStoreOptions {
   /** Items per Query page; DynamoDB's own 1 MB page applies too. Small values test pagination. */
   readonly pageSize?: number;
+  /**
+   * Whether POSTs that arrive while a transaction is in flight go together in the next one (the
+   * default). Off, each POST is written on its own: `npm run bench -- batching` measures what it is worth.
+   */
+  readonly batchPosts?: boolean;
 }
 
 /** A POST waiting for its record to be written, with others, in the next transaction. */
@@ -89,6 +94,10 @@ export class DynamoDbTodoStore implements TodoStore {
       (signal) =>
         new Promise<Written<Todo>>((resolve, reject) => {
           const pending: PendingCreate = { title, claim, signal, deadline, resolve, reject };
+          if (this.options.batchPosts === false) {
+            void this.#commitBatch([pending]);
+            return;
+          }
           this.#pending.push(pending);
           signal.addEventListener(
             'abort',
