@@ -171,12 +171,10 @@ async function waitFor(
 }
 
 /**
- * A look at the queue: the counter and the first intent, ids and uuids only. Each waiting POST
- * looks every few tens of milliseconds, all of them at the counter's partition: a look reads as
- * little of it as tells a POST where it stands. (Looks that read the whole queue, titles and all,
- * took that partition past its 3,000 read units a second.)
+ * One Query of the counter's partition: the counter, then the first intents in order, `limit`
+ * items in all; with `idsOnly`, of the intents only what tells a POST where it stands.
  */
-async function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
+async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number, idsOnly: boolean) {
   const page = await table.dynamo.send('Query', signal, (abortSignal) =>
     table.db.send(
       new QueryCommand({
@@ -184,9 +182,11 @@ async function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Loo
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
         ConsistentRead: true,
-        Limit: 2,
-        ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
-        ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
+        Limit: limit,
+        ...(idsOnly && {
+          ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
+          ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
+        }),
       }),
       { abortSignal },
     ),
@@ -195,31 +195,24 @@ async function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Loo
   if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
   return {
     counter: counter as QueueCounter,
-    intents: intents as Pick<Intent, 'id' | 'uuid'>[],
+    intents: intents as Intent[],
     complete: page.LastEvaluatedKey === undefined,
   };
 }
 
+/**
+ * A look at the queue: the counter and the first intent, ids and uuids only. Each waiting POST
+ * looks every few tens of milliseconds, all of them at the counter's partition: a look reads as
+ * little of it as tells a POST where it stands. (Looks that read the whole queue, titles and all,
+ * took that partition toward its 3,000 read units a second.)
+ */
+function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
+  return queryQueue(table, signal, 2, true);
+}
+
 /** The counter and the first intents in order, titles and all: what a commit writes from. */
-async function readQueue(
-  table: TableAccess,
-  signal: AbortSignal,
-): Promise<{ counter: QueueCounter; intents: Intent[] }> {
-  const page = await table.dynamo.send('Query', signal, (abortSignal) =>
-    table.db.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
-        ConsistentRead: true,
-        Limit: 1 + MAX_INTENTS,
-      }),
-      { abortSignal },
-    ),
-  );
-  const [counter, ...intents] = page.Items ?? [];
-  if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
-  return { counter: counter as QueueCounter, intents: intents as Intent[] };
+function readQueue(table: TableAccess, signal: AbortSignal): Promise<{ counter: QueueCounter; intents: Intent[] }> {
+  return queryQueue(table, signal, 1 + MAX_INTENTS, false);
 }
 
 /**
