@@ -73,6 +73,16 @@ export class StoreUnavailable extends Refusal {
   }
 }
 
+/**
+ * The store cannot be reached as it is set up (no usable AWS credentials, say): no retry can fix
+ * that, so the answer is a 500 that says what to set, not a 503. Only off AWS: on a deployed
+ * stage the same failure is the service's, and stays a 503 (lib/dynamodb/store.ts).
+ */
+export class StoreMisconfigured extends Refusal {
+  override readonly name = 'StoreMisconfigured';
+  override readonly status = 500;
+}
+
 /** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */
 export const found = <T>(value: T | undefined | false): T => {
   if (value === undefined || value === false) throw new TodoNotFound();

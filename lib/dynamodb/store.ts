@@ -1,4 +1,4 @@
-import { KeyInFlight, KeyReused, ListFull, StoreUnavailable } from '../errors';
+import { KeyInFlight, KeyReused, ListFull, StoreMisconfigured, StoreUnavailable } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
 import { DynamoDbSender, documentClient, dynamoDbClientConfig, unlessAborted } from './client';
 import { createPosts, type NewTodo } from './posts';
@@ -150,7 +150,7 @@ export class DynamoDbTodoStore implements TodoStore {
       return await operation(abort.signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
-      throw new StoreUnavailable('DynamoDB request failed', { cause: error });
+      throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -232,6 +232,29 @@ export class DynamoDbTodoStore implements TodoStore {
     }
     return batch;
   }
+}
+
+/** The SDK's errors that say its credentials are missing or refused: a set-up to fix, not a failure to retry. */
+const CREDENTIALS_ERRORS = [
+  'CredentialsProviderError',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+];
+
+/**
+ * Off AWS (`npm start`, `invoke local`: Lambda sets AWS_EXECUTION_ENV), credentials that are
+ * missing or refused are the developer's to set: a StoreMisconfigured that says how. On a
+ * deployed stage the function's role gives them, and such a failure stays a 503.
+ */
+function misconfigured(error: unknown): StoreMisconfigured | undefined {
+  if (process.env.AWS_EXECUTION_ENV !== undefined) return undefined;
+  if (!(error instanceof Error) || !CREDENTIALS_ERRORS.includes(error.name)) return undefined;
+  return new StoreMisconfigured(
+    `No usable AWS credentials for DynamoDB (${error.name}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and ` +
+      'AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)',
+    { cause: error },
+  );
 }
 
 /** The store as configured by the environment: TODOS_TABLE, and DYNAMODB_ENDPOINT locally. */

@@ -2,7 +2,10 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getTodo } from '../../harness/routes';
-import { dynamoDbStoreFromEnv, type DynamoDbTodoStore } from '../../lib/dynamodb/store';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamoDbClientConfig } from '../../lib/dynamodb/client';
+import { DynamoDbTodoStore, dynamoDbStoreFromEnv } from '../../lib/dynamodb/store';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Written } from '../../lib/todos';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
@@ -161,5 +164,43 @@ describe('DynamoDB store failures', () => {
 
   it('answers a JSON 503 when the table does not exist', async () => {
     await expect503(dynamoDbStore('no-such-table'));
+  });
+
+  describe('without usable AWS credentials', () => {
+    /** A store whose client finds no credentials, as the SDK says it when none is set anywhere. */
+    async function withoutCredentials(): Promise<DynamoDbTodoStore> {
+      const noCredentials = Object.assign(new Error('Could not load credentials from any providers'), {
+        name: 'CredentialsProviderError',
+      });
+      const client = DynamoDBDocumentClient.from(
+        new DynamoDBClient({
+          ...dynamoDbClientConfig(testDynamoDbEndpoint()),
+          region: LOCAL_REGION,
+          credentials: () => Promise.reject(noCredentials),
+        }),
+      );
+      return new DynamoDbTodoStore(client, await freshTable());
+    }
+
+    it('answers a JSON 500 that says what to set, off AWS (npm start): no retry can fix it', async () => {
+      delete process.env.AWS_EXECUTION_ENV;
+      const response = await invoke(getTodo(await withoutCredentials()), event({ id: '1' }));
+      expect(response.statusCode).toBe(500);
+      expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+      expect(bodyOf(response)).toEqual({
+        error:
+          'No usable AWS credentials for DynamoDB (CredentialsProviderError): set AWS_PROFILE, or AWS_ACCESS_KEY_ID ' +
+          'and AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)',
+      });
+    });
+
+    it('answers a JSON 503 on a deployed stage, where the function’s role gives them', async () => {
+      process.env.AWS_EXECUTION_ENV = 'AWS_Lambda_nodejs22.x';
+      try {
+        await expect503(await withoutCredentials());
+      } finally {
+        delete process.env.AWS_EXECUTION_ENV;
+      }
+    });
   });
 });
