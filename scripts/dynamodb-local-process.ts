@@ -9,7 +9,6 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClientConfig } from '../lib/dynamodb/client';
 import { TABLE_KEY } from '../lib/dynamodb/table';
 import { freePort } from '../serverless/plugins/local-workflow/ports.cjs';
 
@@ -33,12 +32,9 @@ export function tableDefinition(TableName: string): CreateTableCommandInput {
   };
 }
 
+/** An AWS SDK client of a local DynamoDB, for what the tools do beside the store: create tables, fill them. */
 export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    ...dynamoDbClientConfig(endpoint),
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-  });
+  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
 }
 
 /** Creates the table unless it is there already, and waits until it can be used. */

@@ -2,8 +2,14 @@ import { awsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { startFaultProxy } from '../../harness/fault-proxy';
 import { openLoop, type PostAnswer } from '../../harness/load';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
-import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamoDb } from '../../lib/dynamodb/client';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  ensureTable,
+  localClient,
+  startDynamoDbLocal,
+} from '../../scripts/dynamodb-local-process';
 import { round, type Row } from '../lib';
 import { fleetCpuMs, machineCpuMs } from '../proc';
 
@@ -56,9 +62,13 @@ export async function batching(): Promise<Row[]> {
       [true, false].map(async (batchPosts) => {
         const table = `batching-${String(batchPosts)}-${Date.now()}`;
         await ensureTable(admin, table);
-        const store = new DynamoDbTodoStore(DynamoDBDocumentClient.from(localClient(proxy.endpoint)), table, {
-          batchPosts,
-        });
+        const store = new DynamoDbTodoStore(
+          dynamoDb({ endpoint: proxy.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+          table,
+          {
+            batchPosts,
+          },
+        );
         await store.list();
         return { name: batchPosts ? 'batched' : 'each on its own', store };
       }),

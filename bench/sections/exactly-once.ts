@@ -1,4 +1,3 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Bench } from 'tinybench';
 import { randomUUID } from 'node:crypto';
 import { badDay, type SeenRequest } from '../../harness/fault-proxy';
@@ -9,7 +8,14 @@ import { createTodo } from '../../harness/routes';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
-import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
+import { dynamoDb } from '../../lib/dynamodb/client';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  ensureTable,
+  localClient,
+  startDynamoDbLocal,
+} from '../../scripts/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { packagedAt, treesFor } from '../trees';
 
@@ -189,7 +195,10 @@ export async function exactlyOnce(options: BenchOptions): Promise<Row[]> {
     // The DynamoDB store: sequential POSTs against DynamoDB Local, one client, as a container sends them.
     const table = `key-cost-${Date.now()}`;
     await ensureTable(localClient(dynamodb.endpoint), table);
-    const store = new DynamoDbTodoStore(DynamoDBDocumentClient.from(localClient(dynamodb.endpoint)), table);
+    const store = new DynamoDbTodoStore(
+      dynamoDb({ endpoint: dynamodb.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+      table,
+    );
     const handler = createTodo(store);
     await invoke(handler, event({ method: 'POST', body: { title: 'warm' } }));
     const timings: Record<string, number[]> = { 'no key': [], 'with a key': [] };

@@ -1,9 +1,9 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_LIST_BYTES, listBytes } from '../list-size';
 import type { Todo } from '../todos';
 import { getItem, todoItems } from './reads';
 import { COUNTER_KEY, conditionFailed, toTodo, type Counter, type TableAccess } from './table';
-import type { Reason, TransactItem } from './transaction';
+import type { TransactItem } from './client';
+import type { Reason } from './transaction';
 
 /**
  * The counter item: `next`, the next id, and `bytes`, the list's size as GET /todos answers it
@@ -96,18 +96,16 @@ export async function readCounter(table: TableAccess, signal: AbortSignal): Prom
 export async function sizeList(table: TableAccess, signal: AbortSignal): Promise<void> {
   const bytes = bytesOf((await todoItems(table, signal)).map(toTodo));
   try {
-    await table.dynamo.send('UpdateItem', signal, (abortSignal) =>
-      table.db.send(
-        new UpdateCommand({
-          TableName: table.name,
-          Key: COUNTER_KEY,
-          UpdateExpression: 'SET #bytes = :bytes',
-          ConditionExpression: 'attribute_not_exists(#bytes)',
-          ExpressionAttributeNames: { '#bytes': 'bytes' },
-          ExpressionAttributeValues: { ':bytes': bytes },
-        }),
-        { abortSignal },
-      ),
+    await table.dynamodb.updateItem(
+      {
+        TableName: table.name,
+        Key: COUNTER_KEY,
+        UpdateExpression: 'SET #bytes = :bytes',
+        ConditionExpression: 'attribute_not_exists(#bytes)',
+        ExpressionAttributeNames: { '#bytes': 'bytes' },
+        ExpressionAttributeValues: { ':bytes': bytes },
+      },
+      signal,
     );
   } catch (error) {
     if (!conditionFailed(error)) throw error;

@@ -184,7 +184,7 @@ function writeTogether(
       const writes = planPosts(counter, posts, open);
       const transaction = postTransaction(table.name, counter, posts, writes);
       const watch = watchPosts(table, state, counter, signal, contended);
-      const reasons = await commit(table.dynamo, table.db, transaction, signal, watch);
+      const reasons = await commit(table, transaction, signal, watch);
       if (reasons === 'superseded') {
         if (race) continue;
         return outcomes;

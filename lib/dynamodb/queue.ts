@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { claimPut } from './claims';
-import { pause } from './client';
+import { pause, type PutInput } from './client';
 import { bytesOf, counterMove, readCounter, sizeList } from './counter';
+import { getItem } from './reads';
 import type { NewTodo, Outcome } from './posts';
 import {
   MAX_INTENTS,
@@ -111,17 +111,15 @@ async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal)
       ...(post.claim && { claim: post.claim }),
     };
     try {
-      await table.dynamo.send('PutItem', signal, (abortSignal) =>
-        table.db.send(
-          new PutCommand({
-            TableName: table.name,
-            Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60) },
-            ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
-            ExpressionAttributeNames: { '#uuid': 'uuid' },
-            ExpressionAttributeValues: { ':uuid': uuid },
-          }),
-          { abortSignal },
-        ),
+      await table.dynamodb.putItem(
+        {
+          TableName: table.name,
+          Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60) },
+          ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
+          ExpressionAttributeNames: { '#uuid': 'uuid' },
+          ExpressionAttributeValues: { ':uuid': uuid },
+        },
+        signal,
       );
       return intent;
     } catch (error) {
@@ -175,28 +173,26 @@ async function waitFor(
  * items in all; with `idsOnly`, of the intents only what tells a POST where it stands.
  */
 async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number, idsOnly: boolean) {
-  const page = await table.dynamo.send('Query', signal, (abortSignal) =>
-    table.db.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
-        ConsistentRead: true,
-        Limit: limit,
-        ...(idsOnly && {
-          ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
-          ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
-        }),
+  const page = await table.dynamodb.query(
+    {
+      TableName: table.name,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
+      ConsistentRead: true,
+      Limit: limit,
+      ...(idsOnly && {
+        ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
+        ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
       }),
-      { abortSignal },
-    ),
+    },
+    signal,
   );
-  const [counter, ...intents] = page.Items ?? [];
+  const [counter, ...intents] = page.items;
   if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
   return {
-    counter: counter as QueueCounter,
-    intents: intents as Intent[],
-    complete: page.LastEvaluatedKey === undefined,
+    counter: counter as unknown as QueueCounter,
+    intents: intents as unknown as Intent[],
+    complete: page.lastKey === undefined,
   };
 }
 
@@ -234,7 +230,7 @@ async function commitQueue(
   let decided: Decided = NOTHING_DECIDED;
   for (;;) {
     const plan = planCommit(counter, intents, mine, Date.now(), decided);
-    const reasons = await commit(table.dynamo, table.db, commitTransaction(table.name, plan), signal, {
+    const reasons = await commit(table, commitTransaction(table.name, plan), signal, {
       // A commit that met another on the counter can never apply once the counter moved.
       superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
     });
@@ -303,7 +299,7 @@ export function commitTransaction(table: string, plan: CommitPlan): Transaction<
  * A POST's outcome, on condition that it has none yet: a POST that took itself back, or whose
  * intent a late copy of its put wrote again after it was committed, is not written again.
  */
-function outcomePut(table: string, uuid: string, outcome: StoredOutcome) {
+function outcomePut(table: string, uuid: string, outcome: StoredOutcome): { Put: PutInput } {
   return {
     Put: {
       TableName: table,
@@ -322,19 +318,17 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome) {
 async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
   const now = Date.now();
   try {
-    await table.dynamo.send('UpdateItem', signal, (abortSignal) =>
-      table.db.send(
-        new UpdateCommand({
-          TableName: table.name,
-          Key: { pk: COUNTER_KEY.pk, id: head },
-          UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
-          ConditionExpression:
-            'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
-          ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
-          ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
-        }),
-        { abortSignal },
-      ),
+    await table.dynamodb.updateItem(
+      {
+        TableName: table.name,
+        Key: { pk: COUNTER_KEY.pk, id: head },
+        UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
+        ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
+        ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
+      },
+      signal,
     );
     return true;
   } catch (error) {
@@ -344,12 +338,8 @@ async function takeOver(table: TableAccess, head: number, by: string, signal: Ab
 }
 
 async function readOutcome(table: TableAccess, uuid: string, signal: AbortSignal): Promise<StoredOutcome | undefined> {
-  const { Item } = await table.dynamo.send('GetItem', signal, (abortSignal) =>
-    table.db.send(new GetCommand({ TableName: table.name, Key: outcomeKey(uuid), ConsistentRead: true }), {
-      abortSignal,
-    }),
-  );
-  return Item as StoredOutcome | undefined;
+  const item = await getItem(table, outcomeKey(uuid), signal);
+  return item;
 }
 
 /** The answer a stored outcome gives; a POST that left the queue with none, or withdrawn, has no answer but a 503. */
@@ -367,25 +357,21 @@ function settledOutcome(stored: StoredOutcome | undefined): Outcome {
  */
 async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
   try {
-    await table.dynamo.send('PutItem', signal, (abortSignal) =>
-      table.db.send(new PutCommand(outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }).Put), { abortSignal }),
-    );
+    await table.dynamodb.putItem(outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }).Put, signal);
   } catch (error) {
     if (!conditionFailed(error)) throw error;
     return settledOutcome(await readOutcome(table, mine.uuid, signal));
   }
-  await table.dynamo
-    .send('DeleteItem', signal, (abortSignal) =>
-      table.db.send(
-        new DeleteCommand({
-          TableName: table.name,
-          Key: { pk: COUNTER_KEY.pk, id: mine.id },
-          ConditionExpression: '#uuid = :uuid',
-          ExpressionAttributeNames: { '#uuid': 'uuid' },
-          ExpressionAttributeValues: { ':uuid': mine.uuid },
-        }),
-        { abortSignal },
-      ),
+  await table.dynamodb
+    .deleteItem(
+      {
+        TableName: table.name,
+        Key: { pk: COUNTER_KEY.pk, id: mine.id },
+        ConditionExpression: '#uuid = :uuid',
+        ExpressionAttributeNames: { '#uuid': 'uuid' },
+        ExpressionAttributeValues: { ':uuid': mine.uuid },
+      },
+      signal,
     )
     .catch((error: unknown) => {
       // Committed meanwhile: a commit deleted it, and left it unwritten (its outcome was withdrawn).

@@ -1,4 +1,3 @@
-import { GetCommand, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { TODO_PARTITION, type Item, type TableAccess } from './table';
 
 /**
@@ -10,30 +9,25 @@ import { TODO_PARTITION, type Item, type TableAccess } from './table';
 /** Every item under the Todo partition, in id order: every page of the Query. */
 export async function todoItems(table: TableAccess, signal: AbortSignal, pageSize?: number): Promise<Item[]> {
   const items: Item[] = [];
-  let startKey: QueryCommandOutput['LastEvaluatedKey'];
+  let startKey: Item | undefined;
   do {
-    const page = await table.dynamo.send('Query', signal, (abortSignal) =>
-      table.db.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': TODO_PARTITION },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          Limit: pageSize,
-        }),
-        { abortSignal },
-      ),
+    const page = await table.dynamodb.query(
+      {
+        TableName: table.name,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': TODO_PARTITION },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+        Limit: pageSize,
+      },
+      signal,
     );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
+    items.push(...page.items);
+    startKey = page.lastKey;
   } while (startKey !== undefined);
   return items;
 }
 
-export async function getItem(table: TableAccess, key: Item, signal: AbortSignal): Promise<Item | undefined> {
-  const { Item } = await table.dynamo.send('GetItem', signal, (abortSignal) =>
-    table.db.send(new GetCommand({ TableName: table.name, Key: key, ConsistentRead: true }), { abortSignal }),
-  );
-  return Item;
+export function getItem(table: TableAccess, key: Item, signal: AbortSignal): Promise<Item | undefined> {
+  return table.dynamodb.getItem({ TableName: table.name, Key: key, ConsistentRead: true }, signal);
 }

@@ -141,7 +141,7 @@ export function rewrite(
         return kept && replayOf(kept, claim);
       }
       const planned = change(current);
-      const reasons = await commit(table.dynamo, table.db, rewriteTransaction(table.name, planned, claim), signal, {
+      const reasons = await commit(table, rewriteTransaction(table.name, planned, claim), signal, {
         metOthers: (met) => {
           if (met.claim?.code === 'TransactionConflict') contended();
         },

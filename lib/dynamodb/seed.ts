@@ -28,7 +28,7 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     for (const todo of SEED_TODOS) {
       transaction.add(`record ${todo.id}`, { Put: { TableName: table.name, Item: { pk: TODO_PARTITION, ...todo } } });
     }
-    const reasons = await commit(table.dynamo, table.db, transaction, signal);
+    const reasons = await commit(table, transaction, signal);
     if (reasons === undefined) return fresh;
     if (reasons === 'superseded') continue;
     // Another container seeded first: look again.

@@ -1,13 +1,12 @@
 import { KeyInFlight, KeyReused, ListFull, StoreMisconfigured, StoreUnavailable } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
-import { DynamoDbSender, documentClient, dynamoDbClientConfig, unlessAborted } from './client';
+import { dynamoDb, unlessAborted, type DynamoDb } from './client';
 import { createPosts, type NewTodo } from './posts';
 import type { PostState } from './queue';
 import { getItem, todoItems } from './reads';
 import { deleteChange, putChange, rewrite } from './rewrite';
 import { seeded } from './seed';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type TableAccess } from './table';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
  * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent,
@@ -62,11 +61,11 @@ export class DynamoDbTodoStore implements TodoStore {
   #committing = false;
 
   constructor(
-    db: DynamoDBDocumentClient,
+    dynamodb: DynamoDb,
     table: string,
     private readonly options: DynamoDbStoreOptions = {},
   ) {
-    this.#table = { name: table, db, dynamo: new DynamoDbSender() };
+    this.#table = { name: table, dynamodb };
   }
 
   list(deadline?: Deadline): Promise<Todo[]> {
@@ -261,5 +260,5 @@ function misconfigured(error: unknown): StoreMisconfigured | undefined {
 export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
   const table = env.TODOS_TABLE;
   if (table === undefined || table === '') throw new Error('TODOS_TABLE must name the DynamoDB table');
-  return new DynamoDbTodoStore(documentClient(dynamoDbClientConfig(env.DYNAMODB_ENDPOINT)), table);
+  return new DynamoDbTodoStore(dynamoDb({ endpoint: env.DYNAMODB_ENDPOINT }), table);
 }

@@ -1,6 +1,5 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Todo } from '../todos';
-import type { DynamoDbSender } from './client';
+import type { DynamoDb, Item } from './client';
 
 /**
  * The table's layout, in one place (the same as the `TodosTable` resource in serverless.yml):
@@ -26,19 +25,17 @@ export const MAX_TRANSACTION_BYTES = 3_500_000;
 /** A generous size of an item beyond its title: key, attribute names, numbers. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
-/** How the store's parts reach the table: its name, the client, and the sender that paces requests. */
+/** How the store's parts reach the table: its name and DynamoDB (lib/dynamodb/client.ts). */
 export interface TableAccess {
   readonly name: string;
-  readonly db: DynamoDBDocumentClient;
-  readonly dynamo: DynamoDbSender;
+  readonly dynamodb: DynamoDb;
 }
 
 export function todoKey(id: number): { pk: string; id: number } {
   return { pk: TODO_PARTITION, id };
 }
 
-/** An item as the document client reads and writes it. */
-export type Item = Record<string, unknown>;
+export type { Item };
 
 /** A stored Todo item: the record and its version. */
 export interface TodoItem extends Todo {

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { backoff, type DynamoDbSender } from './client';
-import type { Item } from './table';
+import { DynamoDbError, backoff, type CancellationReason, type TransactItem } from './client';
+import type { TableAccess } from './table';
 
 /**
  * Every write of the store is one TransactWriteItems, built here: its actions, each under the
@@ -23,13 +17,10 @@ import type { Item } from './table';
  * landed after the retry had gone on with a new one.)
  */
 
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type { TransactItem };
 
 /** Why DynamoDB cancelled one action, and the item it found when the action asked for it (ALL_OLD). */
-export interface Reason {
-  readonly code: string;
-  readonly item?: Item;
-}
+export type Reason = CancellationReason;
 
 /** A cancellation's reasons, by role; an action DynamoDB found fine has none. */
 export type Reasons<Role extends string> = Partial<Readonly<Record<Role, Reason>>>;
@@ -65,15 +56,10 @@ export class Transaction<Role extends string> {
   }
 }
 
-/**
- * Why DynamoDB cancelled a transaction, action by action, or undefined when the error is not a
- * cancellation. Items come unmarshalled: the document client leaves those of an error as sent.
- */
-export function cancellationReasons(error: unknown): Reason[] | undefined {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Parameters<typeof unmarshall>[0] }[] })
-    .CancellationReasons;
-  return (reasons ?? []).map(({ Code, Item }) => ({ code: Code ?? 'None', ...(Item && { item: unmarshall(Item) }) }));
+/** Why DynamoDB cancelled a transaction, action by action, or undefined when the error is not a cancellation. */
+export function cancellationReasons(error: unknown): readonly Reason[] | undefined {
+  if (!(error instanceof DynamoDbError) || error.name !== 'TransactionCanceledException') return undefined;
+  return error.cancellationReasons ?? [];
 }
 
 /**
@@ -110,19 +96,15 @@ export interface CommitWatch<Role extends string> {
  * 'superseded'; rejects with any other failure.
  */
 export async function commit<Role extends string>(
-  dynamo: DynamoDbSender,
-  db: DynamoDBDocumentClient,
+  table: TableAccess,
   transaction: Transaction<Role>,
   signal: AbortSignal,
   watch: CommitWatch<Role> = {},
 ): Promise<Reasons<Role> | 'superseded' | undefined> {
-  const input = { TransactItems: [...transaction.actions], ClientRequestToken: transaction.token };
   let everyCopyAnswered = true;
   for (let attempt = 0; ; attempt++) {
     try {
-      await dynamo.send('TransactWriteItems', signal, (abortSignal) =>
-        db.send(new TransactWriteCommand(input), { abortSignal }),
-      );
+      await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal);
       return undefined;
     } catch (error) {
       if (!worthSendingAgain(error)) {
@@ -131,15 +113,12 @@ export async function commit<Role extends string>(
         return transaction.reasonsByRole(reasons);
       }
       watch.metOthers?.(transaction.reasonsByRole(cancellationReasons(error) ?? []));
-      // More than one attempt of the SDK's, or one still in progress: a copy may yet be applied.
-      if (sdkAttempts(error) > 1 || cancellationReasons(error) === undefined) everyCopyAnswered = false;
+      // More than one attempt, or one still in progress: a copy may yet be applied.
+      if (!(error instanceof DynamoDbError) || error.attempts > 1 || cancellationReasons(error) === undefined) {
+        everyCopyAnswered = false;
+      }
       if (everyCopyAnswered && (await watch.superseded?.())) return 'superseded';
       await backoff(signal, attempt);
     }
   }
-}
-
-/** How many attempts the SDK made of the request that failed with `error`. */
-function sdkAttempts(error: unknown): number {
-  return (error as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
 }

@@ -4,7 +4,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb/store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
-import { ensureTable, localClient } from '../../scripts/dynamodb-local-process';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from '../../scripts/dynamodb-local-process';
+import { dynamoDb, type DynamoDb } from '../../lib/dynamodb/client';
 
 /** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */
 export const DYNAMODB_ENDPOINT_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';
@@ -26,7 +27,7 @@ export const uniqueTableName = (): string => `todos-${randomUUID()}`;
 
 // One client of each kind per test worker, made on first use: tests create hundreds of tables and stores.
 let admin: DynamoDBClient | undefined;
-let documents: DynamoDBDocumentClient | undefined;
+let shared: DynamoDb | undefined;
 
 /** A new, empty table on the shared DynamoDB Local: each test gets its own, so nothing leaks between tests. */
 export async function freshTable(): Promise<string> {
@@ -35,9 +36,14 @@ export async function freshTable(): Promise<string> {
   return table;
 }
 
-/** A document client for `endpoint`, configured as deployed, with local credentials. */
+/** An AWS SDK document client for `endpoint`, with local credentials: for what a test writes beside the store. */
 export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(localClient(endpoint));
+}
+
+/** The store's own DynamoDB client (lib/dynamodb/client.ts) for `endpoint`, configured as deployed, with local credentials. */
+export function localDynamoDb(endpoint: string): DynamoDb {
+  return dynamoDb({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 }
 
 /**
@@ -46,7 +52,7 @@ export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
  * on one table stand for several containers.
  */
 export function dynamoDbStore(table: string, options: DynamoDbStoreOptions = {}): DynamoDbTodoStore {
-  return new DynamoDbTodoStore((documents ??= localDocumentClient(testDynamoDbEndpoint())), table, options);
+  return new DynamoDbTodoStore((shared ??= localDynamoDb(testDynamoDbEndpoint())), table, options);
 }
 
 /**
@@ -58,7 +64,7 @@ export function dynamoDbStoreAt(
   table: string,
   options: DynamoDbStoreOptions = {},
 ): DynamoDbTodoStore {
-  return new DynamoDbTodoStore(localDocumentClient(endpoint), table, options);
+  return new DynamoDbTodoStore(localDynamoDb(endpoint), table, options);
 }
 
 /** Every store implementation. */

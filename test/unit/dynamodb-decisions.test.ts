@@ -52,8 +52,7 @@ describe('a transaction’s actions and their roles', () => {
         fc.nat(),
         (order, code, pick) => {
           const transaction = new Transaction<(typeof roles)[number]>();
-          for (const role of order)
-            transaction.add(role, { ConditionCheck: { TableName: TABLE, Key: { role }, ConditionExpression: 'x' } });
+          for (const role of order) transaction.add(role, { Delete: { TableName: TABLE, Key: { role } } });
           const failing = order[pick % order.length] ?? 'counter';
           const reasons = order.map((role) => (role === failing ? { code } : NONE));
           expect(transaction.reasonsByRole(reasons)).toEqual({ [failing]: { code } });
@@ -64,11 +63,11 @@ describe('a transaction’s actions and their roles', () => {
 
   it('refuses two actions under one role', () => {
     const transaction = new Transaction<'counter'>().add('counter', {
-      ConditionCheck: { TableName: TABLE, Key: {}, ConditionExpression: 'x' },
+      Delete: { TableName: TABLE, Key: {} },
     });
-    expect(() =>
-      transaction.add('counter', { ConditionCheck: { TableName: TABLE, Key: {}, ConditionExpression: 'x' } }),
-    ).toThrow('two actions as counter');
+    expect(() => transaction.add('counter', { Delete: { TableName: TABLE, Key: {} } })).toThrow(
+      'two actions as counter',
+    );
   });
 
   it('gives each transaction a token of its own', () => {

@@ -2,9 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getTodo } from '../../harness/routes';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dynamoDbClientConfig } from '../../lib/dynamodb/client';
+import { dynamoDb } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore, dynamoDbStoreFromEnv } from '../../lib/dynamodb/store';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Written } from '../../lib/todos';
@@ -172,13 +170,11 @@ describe('DynamoDB store failures', () => {
       const noCredentials = Object.assign(new Error('Could not load credentials from any providers'), {
         name: 'CredentialsProviderError',
       });
-      const client = DynamoDBDocumentClient.from(
-        new DynamoDBClient({
-          ...dynamoDbClientConfig(testDynamoDbEndpoint()),
-          region: LOCAL_REGION,
-          credentials: () => Promise.reject(noCredentials),
-        }),
-      );
+      const client = dynamoDb({
+        endpoint: testDynamoDbEndpoint(),
+        region: LOCAL_REGION,
+        credentials: () => Promise.reject(noCredentials),
+      });
       return new DynamoDbTodoStore(client, await freshTable());
     }
 
