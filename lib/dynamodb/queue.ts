@@ -337,9 +337,8 @@ async function takeOver(table: TableAccess, head: number, by: string, signal: Ab
   }
 }
 
-async function readOutcome(table: TableAccess, uuid: string, signal: AbortSignal): Promise<StoredOutcome | undefined> {
-  const item = await getItem(table, outcomeKey(uuid), signal);
-  return item;
+function readOutcome(table: TableAccess, uuid: string, signal: AbortSignal): Promise<StoredOutcome | undefined> {
+  return getItem(table, outcomeKey(uuid), signal);
 }
 
 /** The answer a stored outcome gives; a POST that left the queue with none, or withdrawn, has no answer but a 503. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { claimVerdict } from '../../lib/dynamodb/claims';
+import { DynamoDbError } from '../../lib/dynamodb/client';
 import { counterVerdict } from '../../lib/dynamodb/counter';
 import { planPosts, postTransaction, postVerdict, type NewTodo } from '../../lib/dynamodb/posts';
 import { deleteChange, putChange, rewriteTransaction, rewriteVerdict } from '../../lib/dynamodb/rewrite';
@@ -76,16 +77,17 @@ describe('a transaction’s actions and their roles', () => {
 
   it('sends again, with its token, a transaction that only met others or is still in progress; not one whose condition failed', () => {
     const cancelled = (...codes: string[]) =>
-      Object.assign(new Error('cancelled'), {
-        name: 'TransactionCanceledException',
-        CancellationReasons: codes.map((Code) => ({ Code })),
+      new DynamoDbError('TransactionCanceledException', 'cancelled', {
+        attempts: 1,
+        reasons: codes.map((code) => ({ code })),
       });
+    const refused = (name: string) => new DynamoDbError(name, name, { attempts: 3 });
     expect(worthSendingAgain(cancelled('None', 'TransactionConflict'))).toBe(true);
     expect(worthSendingAgain(cancelled('ThrottlingError', 'None'))).toBe(true);
-    expect(worthSendingAgain(Object.assign(new Error('x'), { name: 'TransactionInProgressException' }))).toBe(true);
+    expect(worthSendingAgain(refused('TransactionInProgressException'))).toBe(true);
     expect(worthSendingAgain(cancelled('ConditionalCheckFailed', 'TransactionConflict'))).toBe(false);
     expect(worthSendingAgain(cancelled('None', 'None'))).toBe(false);
-    expect(worthSendingAgain(Object.assign(new Error('x'), { name: 'ValidationException' }))).toBe(false);
+    expect(worthSendingAgain(refused('ValidationException'))).toBe(false);
   });
 });
 
