@@ -34,6 +34,7 @@ export const EVERY_STORE = [
 /** Unit test files of the DynamoDB store alone, or of the Java it needs: in `dynamodb` only. */
 export const DYNAMODB_ONLY = [
   'aws-dynamodb',
+  'dynamodb-client',
   'dynamodb-faults',
   'dynamodb-log',
   'dynamodb-queue',

@@ -19,10 +19,11 @@ import { setTimeout as delay } from 'node:timers/promises';
  * or DynamoDB as AWS runs it (harness/aws-dynamodb/dynamodb.ts), which several proxies may share.
  */
 
-/** A request as the proxy saw it: the DynamoDB operation (from X-Amz-Target) and the JSON body. */
+/** A request as the proxy saw it: the DynamoDB operation (from X-Amz-Target), the JSON body, the headers. */
 export interface SeenRequest {
   readonly operation: string;
   readonly body: string;
+  readonly headers: IncomingHttpHeaders;
 }
 
 export type Match = (request: SeenRequest) => boolean;
@@ -156,6 +157,7 @@ export async function startFaultProxy(upstream: string | Upstream): Promise<Faul
           .split('.')
           .pop() ?? '',
       body: body.toString('utf8'),
+      headers: incoming.headers,
     };
     seen.push(seenRequest);
     for (const watcher of watchers.filter(({ match }) => match(seenRequest))) {

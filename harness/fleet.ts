@@ -91,7 +91,7 @@ export function actionsOf(request: SeenRequest): string[] {
 
 /** Each function of the template, with its zip unpacked under `root`. */
 function functionsOf(packaged: FleetOptions['packaged'], root: string): Map<string, FunctionConfig> {
-  const zips = functionZips({ ...packaged, resources: packaged.template.Resources });
+  const zips = functionZips(packaged);
   const functions = new Map<string, FunctionConfig>();
   for (const [logicalId, resource] of Object.entries(packaged.template.Resources)) {
     if (resource.Type !== 'AWS::Lambda::Function') continue;

@@ -109,7 +109,7 @@ function prune(cache: string): void {
 }
 
 /** Each function's zip, unpacked: file name → contents. */
-export function functionZips(packaged: Packaged): Map<string, Record<string, Uint8Array>> {
+export function functionZips(packaged: Pick<Packaged, 'dir'>): Map<string, Record<string, Uint8Array>> {
   const zips = readdirSync(packaged.dir)
     .filter((name) => name.endsWith('.zip'))
     .sort();
@@ -117,7 +117,7 @@ export function functionZips(packaged: Packaged): Map<string, Record<string, Uin
 }
 
 /** A function's bundled JavaScript, as it ships. */
-export function functionCode(packaged: Packaged, name: string): Uint8Array {
+export function functionCode(packaged: Pick<Packaged, 'dir'>, name: string): Uint8Array {
   const code = functionZips(packaged).get(name)?.[`functions/${name}.js`];
   if (code === undefined) throw new Error(`no bundle for ${name} in ${packaged.dir}`);
   return code;

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { event } from '../../harness/event';
-import { functionCode, servicePackage } from '../../harness/package';
+import { event, type EventOptions } from '../../harness/event';
+import { lambdaNode } from '../../harness/lambda-node';
+import { functionCode } from '../../harness/package';
 import { PROJECT_ROOT } from '../../harness/project';
 import {
   LOCAL_CREDENTIALS,
@@ -13,14 +14,15 @@ import {
   localClient,
   startDynamoDbLocal,
 } from '../../scripts/dynamodb-local-process';
-import { median, round, type Row } from '../lib';
+import { median, round, type BenchOptions, type Row } from '../lib';
+import { packagedAt, treesFor } from '../trees';
 
 const PROCESSES = 15;
 const TABLE = 'cold-start';
 
 /**
- * Run in a fresh Node process: load the module and run its first invocation (the floor: one
- * GetItem), as a Lambda cold start does after the runtime is up. Prints milliseconds.
+ * Run in a fresh Node process: load the module and run its first invocation, as a Lambda cold
+ * start does once the runtime is up. Prints milliseconds from the require to the answer.
  */
 const CHILD = `
 const { performance } = require('node:perf_hooks');
@@ -29,146 +31,174 @@ const started = performance.now();
 const { handler } = require(file);
 Promise.resolve(handler(JSON.parse(eventJson), { awsRequestId: 'cold', getRemainingTimeInMillis: () => 10000 }))
   .then((response) => {
-    if (response.statusCode !== 200) throw new Error(JSON.stringify(response));
+    if (response.statusCode >= 500) throw new Error(JSON.stringify(response));
     process.stderr.write(String(performance.now() - started));
   });
 `;
 
-/** The floor: a handler that makes one SDK client and one strongly consistent GetItem. */
-const FLOOR = `
+/** A floor: a handler that makes one DynamoDB client and one strongly consistent GetItem, and nothing else. */
+const FLOORS = {
+  'the AWS SDK': `
 const { DynamoDBClient, GetItemCommand } = require('@aws-sdk/client-dynamodb');
 exports.handler = async () => {
   const client = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
-  await client.send(new GetItemCommand({
-    TableName: process.env.TODOS_TABLE,
-    Key: { pk: { S: 'TODO' }, id: { N: '1' } },
-    ConsistentRead: true,
-  }));
+  await client.send(new GetItemCommand({ TableName: process.env.TODOS_TABLE, Key: { pk: { S: 'TODO' }, id: { N: '1' } }, ConsistentRead: true }));
   return { statusCode: 200 };
 };
-`;
+`,
+  'the store’s client (lib/dynamodb/client.ts)': `
+const { dynamoDb } = require(${JSON.stringify(join(PROJECT_ROOT, 'lib/dynamodb/client.ts'))});
+exports.handler = async () => {
+  const client = dynamoDb({ endpoint: process.env.DYNAMODB_ENDPOINT });
+  await client.getItem({ TableName: process.env.TODOS_TABLE, Key: { pk: 'TODO', id: 1 }, ConsistentRead: true }, new AbortController().signal);
+  return { statusCode: 200 };
+};
+`,
+};
+
+/** Each shipped function, and the request its first invocation answers. */
+const FUNCTIONS: Record<string, EventOptions> = {
+  getTodo: { id: '1' },
+  listTodos: {},
+  createTodo: { method: 'POST', body: { title: 'cold' } },
+  updateTodo: { method: 'PUT', id: '1', body: { title: 'cold' } },
+  deleteTodo: { method: 'DELETE', id: '2' },
+};
 
 interface Subject {
-  name: string;
-  file: string;
+  readonly name: string;
+  readonly file: string;
+  readonly event: string;
 }
 
 /**
- * Load plus first answer of a DynamoDB-store function (getTodo, on a seeded table) in a fresh
- * process, against DynamoDB Local, with the AWS SDK bundled into the function (as shipped) and
- * with the SDK left out and required from node_modules (as the Lambda runtime's copy would be);
- * beside a floor of one SDK client making one GetItem, in the same two forms. Medians of
- * PROCESSES processes each, the subjects taking turns.
+ * Load plus first answer of each DynamoDB-store function, as `serverless package` ships it, in a
+ * fresh process on Lambda's Node (22), against DynamoDB Local; and the whole process, start to
+ * exit. With `--baseline <ref>`, that revision's functions too, in the same run; beside two
+ * floors, one GetItem with the AWS SDK and one with the store's client. Medians of PROCESSES
+ * processes each, the subjects taking turns round after round.
  */
-export async function dynamodbColdStart(): Promise<Row[]> {
+export async function dynamodbColdStart(options: BenchOptions): Promise<Row[]> {
   const dynamodb = await startDynamoDbLocal();
+  const node = await lambdaNode();
   const dir = mkdtempSync(join(tmpdir(), 'todo-dynamodb-cold-'));
   try {
     await ensureTable(localClient(dynamodb.endpoint), TABLE);
-    const packages = {
-      bundled: await servicePackage(['store=dynamodb', 'sdk=bundled']),
-      runtime: await servicePackage(['store=dynamodb', 'sdk=runtime']),
-    };
+    const subjects = [...(await floors(dir)), ...(await shippedFunctions(dir, options))];
     const child = join(dir, 'child.js');
     writeFileSync(child, CHILD);
-    const floorSource = join(dir, 'floor-source.js');
-    writeFileSync(floorSource, FLOOR);
-    // Bundled as serverless.yml bundles (the SDK's ES modules, so unused code is dropped), and
-    // from its CommonJS files, as esbuild does by default, to show what that choice is worth.
-    for (const [variant, mainFields] of [
-      ['bundled', ['module', 'main']],
-      ['bundled-cjs', ['main']],
-    ] as const) {
-      await build({
-        entryPoints: [floorSource],
-        bundle: true,
-        minify: true,
-        platform: 'node',
-        target: 'node22',
-        mainFields: [...mainFields],
-        nodePaths: [join(PROJECT_ROOT, 'node_modules')],
-        outfile: join(dir, `floor-${variant}.js`),
-      });
-    }
-    const subjects: Subject[] = [
-      { name: 'floor: one GetItem, SDK from node_modules', file: floorSource },
-      { name: 'floor: one GetItem, SDK bundled', file: join(dir, 'floor-bundled.js') },
-      { name: 'floor: one GetItem, SDK bundled from its CommonJS files', file: join(dir, 'floor-bundled-cjs.js') },
-    ];
-    for (const [sdk, packaged] of Object.entries(packages)) {
-      const file = join(dir, `getTodo-${sdk}.js`);
-      writeFileSync(file, functionCode(packaged, 'getTodo'));
-      subjects.push({
-        name: sdk === 'bundled' ? 'getTodo, SDK bundled (shipped)' : 'getTodo, SDK from node_modules (runtime copy)',
-        file,
-      });
-    }
     const env = {
       ...process.env,
-      // As on Lambda, where the runtime's SDK is on NODE_PATH.
       NODE_PATH: join(PROJECT_ROOT, 'node_modules'),
       DYNAMODB_ENDPOINT: dynamodb.endpoint,
       TODOS_TABLE: TABLE,
       AWS_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      // Lambda runs Node 22, where the SDK has no notice to print.
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       LOG_LEVEL: 'info',
     };
-    const first = JSON.stringify(event({ id: '1' }));
     // One untimed run each: seeds the table, and warms DynamoDB Local and the disk cache.
-    for (const { file } of subjects) timeFirstAnswer(child, file, first, env);
-    const times = subjects.map((): number[] => []);
+    for (const subject of subjects) timeColdStart(node.path, child, subject, env);
+    const times = subjects.map(() => ({ firstAnswer: [] as number[], process: [] as number[] }));
     for (let round = 0; round < PROCESSES; round++) {
-      subjects.forEach(({ file }, i) => times[i]?.push(timeFirstAnswer(child, file, first, env)));
+      subjects.forEach((subject, i) => {
+        const measured = timeColdStart(node.path, child, subject, env);
+        times[i]?.firstAnswer.push(measured.firstAnswer);
+        times[i]?.process.push(measured.process);
+      });
     }
-    const medians = times.map(median);
-    const rows: Row[] = subjects.map(({ name }, i) => ({
-      section: 'dynamodbColdStart',
-      name,
-      value: round(medians[i] ?? NaN, 1),
-      unit: 'ms',
-      note: `median of ${PROCESSES} processes; runs ${(times[i] ?? []).map((t) => Math.round(t)).join(', ')}`,
-    }));
-    const [floorRuntime = NaN, floorBundled = NaN, floorCjs = NaN, bundled = NaN, runtime = NaN] = medians;
-    rows.push(
-      {
-        section: 'dynamodbColdStart',
-        name: 'floor: bundled / node_modules',
-        value: round(floorBundled / floorRuntime, 2),
-        unit: 'ratio',
-      },
-      {
-        section: 'dynamodbColdStart',
-        name: 'floor: bundled from CommonJS / node_modules',
-        value: round(floorCjs / floorRuntime, 2),
-        unit: 'ratio',
-      },
-      {
-        section: 'dynamodbColdStart',
-        name: 'getTodo: bundled / node_modules',
-        value: round(bundled / runtime, 2),
-        unit: 'ratio',
-      },
-      {
-        section: 'dynamodbColdStart',
-        name: 'getTodo (bundled) over its floor',
-        value: round(bundled - floorBundled, 1),
-        unit: 'ms',
-        note: 'our code, the seed check (a second GetItem) and logging',
-      },
-    );
-    return rows;
+    return rowsOf(subjects, times, node.version);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await dynamodb.close();
   }
 }
 
-function timeFirstAnswer(child: string, file: string, firstEvent: string, env: NodeJS.ProcessEnv): number {
-  const run = spawnSync(process.execPath, [child, file, firstEvent], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+/** The two floors, each bundled as serverless.yml bundles (minified, ES modules where a package has them). */
+async function floors(dir: string): Promise<Subject[]> {
+  const subjects: Subject[] = [];
+  for (const [client, source] of Object.entries(FLOORS)) {
+    const entry = join(dir, `floor-${subjects.length}.js`);
+    writeFileSync(entry, source);
+    const file = join(dir, `floor-${subjects.length}.bundle.js`);
+    await build({
+      entryPoints: [entry],
+      bundle: true,
+      minify: true,
+      platform: 'node',
+      target: 'node22',
+      mainFields: ['module', 'main'],
+      nodePaths: [join(PROJECT_ROOT, 'node_modules')],
+      external: ['@aws-sdk/credential-provider-node'],
+      outfile: file,
+    });
+    subjects.push({ name: `floor: one GetItem with ${client}`, file, event: '{}' });
+  }
+  return subjects;
+}
+
+/** Each shipped function of each tree (the baseline first). */
+async function shippedFunctions(dir: string, options: BenchOptions): Promise<Subject[]> {
+  const subjects: Subject[] = [];
+  for (const tree of treesFor(options.baseline)) {
+    const packaged = await packagedAt(tree, ['store=dynamodb']);
+    for (const [name, request] of Object.entries(FUNCTIONS)) {
+      const file = join(dir, `${name}-${subjects.length}.js`);
+      writeFileSync(file, functionCode(packaged, name));
+      subjects.push({ name: `${tree.name}: ${name}`, file, event: JSON.stringify(event(request)) });
+    }
+  }
+  return subjects;
+}
+
+function rowsOf(
+  subjects: readonly Subject[],
+  times: readonly { firstAnswer: number[]; process: number[] }[],
+  nodeVersion: string,
+): Row[] {
+  const medians = times.map(({ firstAnswer, process }) => ({
+    firstAnswer: median(firstAnswer),
+    process: median(process),
+  }));
+  const rows: Row[] = subjects.map(({ name }, i) => ({
+    section: 'dynamodbColdStart',
+    name,
+    value: round(medians[i]?.firstAnswer ?? NaN, 1),
+    unit: 'ms',
+    note: `load and first answer; the whole process ${round(medians[i]?.process ?? NaN, 0)} ms; median of ${PROCESSES}, Node ${nodeVersion}`,
+  }));
+  // This tree's functions against the baseline's, function by function.
+  const half = (subjects.length - Object.keys(FLOORS).length) / 2;
+  if (half === Object.keys(FUNCTIONS).length) {
+    Object.keys(FUNCTIONS).forEach((name, i) => {
+      const before = medians[Object.keys(FLOORS).length + i];
+      const after = medians[Object.keys(FLOORS).length + half + i];
+      if (before === undefined || after === undefined) return;
+      const ratio = after.firstAnswer / before.firstAnswer;
+      rows.push({
+        section: 'dynamodbColdStart',
+        name: `${name}: this tree / baseline`,
+        value: round(ratio, 2),
+        unit: 'ratio',
+        budget: '≤ 0.7',
+        met: ratio <= 0.7,
+        note: `the whole process: ${round(after.process / before.process, 2)}`,
+      });
+    });
+  }
+  return rows;
+}
+
+function timeColdStart(
+  node: string,
+  child: string,
+  subject: Subject,
+  env: NodeJS.ProcessEnv,
+): { firstAnswer: number; process: number } {
+  const started = performance.now();
+  const run = spawnSync(node, [child, subject.file, subject.event], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const processMs = performance.now() - started;
   const output = run.stderr.toString();
-  if (run.status !== 0 || Number.isNaN(Number(output))) throw new Error(`${file}: ${output}`);
-  return Number(output);
+  if (run.status !== 0 || Number.isNaN(Number(output))) throw new Error(`${subject.name}: ${output}`);
+  return { firstAnswer: Number(output), process: processMs };
 }

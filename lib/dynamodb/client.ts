@@ -1,14 +1,7 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import aws4 from 'aws4';
 import { log } from '../log';
 
 /**
@@ -17,6 +10,13 @@ import { log } from '../log';
  * each attempt's timeouts and how many attempts; how many requests are in flight at once; which
  * refusals are sent again until the request's deadline; what is logged at `debug`. Nothing else
  * in the store knows what sends the requests.
+ *
+ * It speaks DynamoDB's JSON protocol itself, over node:https, each request signed with SigV4 by
+ * `aws4`, items marshalled by `@aws-sdk/util-dynamodb`: a cold start loads about 40 KB instead of
+ * the AWS SDK's 415 KB (docs/performance.md). What the SDK did for the store, this file does the
+ * same way: three attempts with the SDK's standard backoff, the same body (so a transaction keeps
+ * its ClientRequestToken), a 1 s connect and a 2 s answer timeout each; credentials from the
+ * environment (as Lambda gives them) or else the SDK's own chain of providers (a profile, SSO).
  */
 
 /** Requests in flight at once, and sockets in the client's pool: the same number (see `DynamoDb`). */
@@ -104,12 +104,21 @@ export interface DynamoDb {
   transactWriteItems(actions: readonly TransactItem[], token: string, signal: AbortSignal): Promise<void>;
 }
 
+export interface Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string | undefined;
+  /** When they stop working; they are fetched again a minute before. */
+  readonly expiration?: Date | undefined;
+}
+
 export interface DynamoDbOptions {
   /** DynamoDB Local's address, say; by default the region's DynamoDB. */
   readonly endpoint?: string | undefined;
-  readonly region?: string;
-  /** Fixed credentials; by default the SDK's chain (the environment, a profile, SSO, the function's role). */
-  readonly credentials?: DynamoDBClient['config']['credentials'] | { accessKeyId: string; secretAccessKey: string };
+  /** By default AWS_REGION (Lambda sets it), AWS_DEFAULT_REGION, or us-east-1. */
+  readonly region?: string | undefined;
+  /** Fixed credentials, or where to get them; by default `credentialsFrom(process.env)`. */
+  readonly credentials?: Credentials | (() => Promise<Credentials>);
 }
 
 /**
@@ -196,79 +205,235 @@ class Slots {
   }
 }
 
-/** An SDK error as the store reads it: DynamoDB's code, the attempts made, a cancellation's reasons. */
-function asDynamoDbError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const { $metadata, CancellationReasons } = error as {
-    $metadata?: { attempts?: number };
-    CancellationReasons?: { Code?: string; Item?: Parameters<typeof unmarshall>[0] }[];
+/** Errors sent again, as the SDK's standard mode: throttles (after 500 ms at most, doubling)… */
+const THROTTLES = [
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+  'TransactionInProgressException',
+];
+/** …and transient failures (after 100 ms at most, doubling): a 5xx, a timeout, a connection lost. */
+const TRANSIENT = ['InternalServerError', 'ServiceUnavailable', 'TimeoutError', 'NetworkError'];
+const RETRY_BASE_MS = { throttle: 500, transient: 100 };
+const MAX_RETRY_DELAY_MS = 20_000;
+
+/** Which failures the attempts go on past, and with which backoff; undefined for an answer that is final. */
+function retryKind(error: DynamoDbError, status: number | undefined): keyof typeof RETRY_BASE_MS | undefined {
+  if (status === 429 || THROTTLES.includes(error.name)) return 'throttle';
+  if (TRANSIENT.includes(error.name) || (status !== undefined && status >= 500)) return 'transient';
+  return undefined;
+}
+
+/**
+ * Credentials as Lambda gives them (the environment), or else the AWS SDK's own chain (a profile,
+ * SSO, a role), loaded only then: the bundles leave it out (serverless.yml), and a function never
+ * needs it. Those that expire are fetched again a minute before they do.
+ */
+export function credentialsFrom(env: NodeJS.ProcessEnv): () => Promise<Credentials> {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN } = env;
+  if (AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY) {
+    const fixed = Promise.resolve({
+      accessKeyId: AWS_ACCESS_KEY_ID,
+      secretAccessKey: AWS_SECRET_ACCESS_KEY,
+      sessionToken: AWS_SESSION_TOKEN,
+    });
+    return () => fixed;
+  }
+  let cached: Promise<Credentials> | undefined;
+  return async () => {
+    const current = cached && (await cached);
+    if (current && (current.expiration === undefined || current.expiration.getTime() - Date.now() > 60_000))
+      return current;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only off Lambda, and left out of the bundles
+    const { defaultProvider } = require('@aws-sdk/credential-provider-node') as {
+      defaultProvider: () => () => Promise<Credentials>;
+    };
+    cached = defaultProvider()();
+    cached.catch(() => (cached = undefined));
+    return cached;
   };
-  const reasons = CancellationReasons?.map(({ Code, Item }) => ({
-    code: Code ?? 'None',
-    // The document client leaves the items of an error as DynamoDB sent them.
-    ...(Item && { item: unmarshall(Item) }),
-  }));
-  return new DynamoDbError(error.name, error.message, {
-    attempts: $metadata?.attempts ?? 1,
+}
+
+/** Plain values in, DynamoDB's attribute values out: every place a request carries items or values. */
+function marshalled(input: object): Record<string, unknown> {
+  const fields = input as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...fields };
+  for (const name of ['Item', 'Key', 'ExpressionAttributeValues', 'ExclusiveStartKey']) {
+    const value = fields[name];
+    if (value !== undefined) out[name] = marshall(value as Item, { removeUndefinedValues: true });
+  }
+  return out;
+}
+
+/** The answer's error as the store reads it: DynamoDB's code (after `#` in `__type`), and a cancellation's reasons. */
+function errorOf(status: number, body: Record<string, unknown>, attempts: number): DynamoDbError {
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const type = text(body.__type) ?? `Http${status}`;
+  const name = type.slice(type.lastIndexOf('#') + 1);
+  const reasons = (body.CancellationReasons as { Code?: string; Item?: Record<string, never> }[] | undefined)?.map(
+    ({ Code, Item }) => ({ code: Code ?? 'None', ...(Item && { item: unmarshall(Item) }) }),
+  );
+  return new DynamoDbError(name, text(body.message) ?? text(body.Message) ?? name, {
+    attempts,
     ...(reasons && { reasons }),
-    cause: error,
+  });
+}
+
+interface Endpoint {
+  readonly url: URL;
+  readonly region: string;
+  readonly agent: HttpAgent;
+  readonly request: typeof httpRequest;
+  readonly credentials: () => Promise<Credentials>;
+}
+
+/**
+ * One attempt: signed, sent on a kept-alive socket, with a connect timeout while a new socket
+ * connects, then an answer timeout until the whole answer is read; the signal ends it at once.
+ * Resolves with the answer's JSON, or rejects with a DynamoDbError (or the signal's reason).
+ */
+async function attempt(endpoint: Endpoint, operation: string, body: string, signal: AbortSignal, attempts: number) {
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-amz-json-1.0',
+    'x-amz-target': `DynamoDB_20120810.${operation}`,
+  };
+  // On Lambda with active tracing, the request carries the function's trace, as the SDK's did.
+  const trace = process.env._X_AMZN_TRACE_ID;
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && trace !== undefined) headers['x-amzn-trace-id'] = trace;
+  const { url } = endpoint;
+  const { accessKeyId, secretAccessKey, sessionToken } = await endpoint.credentials();
+  const signed = aws4.sign(
+    { host: url.host, path: url.pathname, method: 'POST', headers, body, service: 'dynamodb', region: endpoint.region },
+    { accessKeyId, secretAccessKey, ...(sessionToken !== undefined && { sessionToken }) },
+  );
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const request = endpoint.request(url, {
+      method: 'POST',
+      agent: endpoint.agent,
+      headers: signed.headers,
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = (what: string, ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(
+        () => request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { attempts })),
+        ms,
+      );
+    };
+    const onAbort = () => request.destroy(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    request.on('socket', (socket) => {
+      if (!socket.connecting) {
+        timeout('answer', REQUEST_TIMEOUT_MS);
+        return;
+      }
+      timeout('connection', CONNECT_TIMEOUT_MS);
+      socket.once('connect', () => {
+        timeout('answer', REQUEST_TIMEOUT_MS);
+      });
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      done();
+      if (signal.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      reject(
+        error instanceof DynamoDbError
+          ? error
+          : new DynamoDbError('NetworkError', error.message, { attempts, cause: error }),
+      );
+    });
+    request.on('response', (answer: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('error', (error) => request.destroy(error));
+      answer.on('end', () => {
+        done();
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = answer.statusCode ?? 0;
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+        } catch {
+          parsed = { message: text };
+        }
+        resolve({ status, body: parsed });
+      });
+    });
+    request.end(body);
   });
 }
 
 /**
- * The store's DynamoDB, through the AWS SDK: three attempts with its standard backoff, each with
- * a 1 s connect and a 2 s answer timeout (without throwOnRequestTimeout the SDK only warns when the
- * answer is late, and goes on waiting), kept-alive sockets, at most MAX_IN_FLIGHT at once.
+ * The store's DynamoDB, at `endpoint` (by default the region's): up to MAX_ATTEMPTS attempts of
+ * each request, the same body each time, with the SDK's standard backoff between them; at most
+ * MAX_IN_FLIGHT requests at once, each waiting its turn for a socket.
  */
 export function dynamoDb({ endpoint, region, credentials }: DynamoDbOptions = {}): DynamoDb {
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      maxAttempts: MAX_ATTEMPTS,
-      retryMode: 'standard',
-      requestHandler: {
-        connectionTimeout: CONNECT_TIMEOUT_MS,
-        requestTimeout: REQUEST_TIMEOUT_MS,
-        throwOnRequestTimeout: true,
-        httpAgent: { keepAlive: true, maxSockets: MAX_IN_FLIGHT },
-        httpsAgent: { keepAlive: true, maxSockets: MAX_IN_FLIGHT },
-      },
-      ...(endpoint === undefined ? {} : { endpoint }),
-      ...(region === undefined ? {} : { region }),
-      ...(credentials === undefined ? {} : { credentials }),
-    }),
-  );
+  const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  const url = new URL(endpoint ?? `https://dynamodb.${resolvedRegion}.amazonaws.com/`);
+  const secure = url.protocol === 'https:';
+  const target: Endpoint = {
+    url,
+    region: resolvedRegion,
+    agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: MAX_IN_FLIGHT }),
+    request: secure ? httpsRequest : httpRequest,
+    credentials:
+      typeof credentials === 'function'
+        ? credentials
+        : credentials === undefined
+          ? credentialsFrom(process.env)
+          : () => Promise.resolve(credentials),
+  };
   const slots = new Slots();
 
-  /** One request: a slot, then the SDK's attempts, and again after a refusal of NOT_APPLIED, until the signal aborts. */
-  async function send<T>(
+  /** One operation's attempts; resolves with its answer's JSON and the attempts it took. */
+  async function attempts(
     operation: string,
+    input: object,
     signal: AbortSignal,
-    request: (abortSignal: AbortSignal) => Promise<T & { $metadata: { attempts?: number } }>,
-  ): Promise<T> {
+  ): Promise<{ answer: Record<string, unknown>; made: number }> {
+    const body = JSON.stringify(marshalled(input));
+    for (let made = 1; ; made++) {
+      let failure: DynamoDbError;
+      let status: number | undefined;
+      try {
+        const answer = await attempt(target, operation, body, signal, made);
+        if (answer.status >= 200 && answer.status < 300) return { answer: answer.body, made };
+        status = answer.status;
+        failure = errorOf(answer.status, answer.body, made);
+      } catch (error) {
+        if (signal.aborted || !(error instanceof DynamoDbError)) throw error;
+        failure = error;
+      }
+      const kind = retryKind(failure, status);
+      if (kind === undefined || made >= MAX_ATTEMPTS) throw failure;
+      await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (made - 1)), signal);
+    }
+  }
+
+  /** One request: a slot, then its attempts, and again after a refusal of NOT_APPLIED, until the signal aborts. */
+  async function send(operation: string, input: object, signal: AbortSignal): Promise<Record<string, unknown>> {
     await slots.acquire(signal);
     const started = Date.now();
     try {
-      for (let attempt = 0; ; attempt++) {
+      for (let again = 0; ; again++) {
         try {
-          const output = await unlessAborted(request(signal), signal);
-          log('debug', {
-            message: 'dynamodb',
-            operation,
-            attempts: output.$metadata.attempts,
-            durationMs: Date.now() - started,
-          });
-          return output;
+          const { answer, made } = await attempts(operation, input, signal);
+          log('debug', { message: 'dynamodb', operation, attempts: made, durationMs: Date.now() - started });
+          return answer;
         } catch (error) {
           if (signal.aborted) throw signal.reason;
-          const failure = asDynamoDbError(error);
-          log('debug', {
-            message: 'dynamodb',
-            operation,
-            error: failure instanceof Error ? failure.name : String(failure),
-            durationMs: Date.now() - started,
-          });
-          if (!(failure instanceof Error) || !NOT_APPLIED.includes(failure.name)) throw failure;
-          await backoff(signal, attempt);
+          const name = error instanceof Error ? error.name : String(error);
+          log('debug', { message: 'dynamodb', operation, error: name, durationMs: Date.now() - started });
+          if (!NOT_APPLIED.includes(name)) throw error;
+          await backoff(signal, again);
         }
       }
     } finally {
@@ -278,29 +443,31 @@ export function dynamoDb({ endpoint, region, credentials }: DynamoDbOptions = {}
 
   return {
     async getItem(input, signal) {
-      const { Item } = await send('GetItem', signal, (abortSignal) =>
-        client.send(new GetCommand(input), { abortSignal }),
-      );
-      return Item;
+      const { Item } = await send('GetItem', input, signal);
+      return Item === undefined ? undefined : unmarshall(Item as Record<string, never>);
     },
     async query(input, signal) {
-      const page = await send('Query', signal, (abortSignal) => client.send(new QueryCommand(input), { abortSignal }));
-      return { items: page.Items ?? [], lastKey: page.LastEvaluatedKey };
+      const page = await send('Query', input, signal);
+      return {
+        items: ((page.Items ?? []) as Record<string, never>[]).map((item) => unmarshall(item)),
+        lastKey:
+          page.LastEvaluatedKey === undefined ? undefined : unmarshall(page.LastEvaluatedKey as Record<string, never>),
+      };
     },
     async putItem(input, signal) {
-      await send('PutItem', signal, (abortSignal) => client.send(new PutCommand(input), { abortSignal }));
+      await send('PutItem', input, signal);
     },
     async updateItem(input, signal) {
-      await send('UpdateItem', signal, (abortSignal) => client.send(new UpdateCommand(input), { abortSignal }));
+      await send('UpdateItem', input, signal);
     },
     async deleteItem(input, signal) {
-      await send('DeleteItem', signal, (abortSignal) => client.send(new DeleteCommand(input), { abortSignal }));
+      await send('DeleteItem', input, signal);
     },
     async transactWriteItems(actions, token, signal) {
-      const input = { TransactItems: [...actions], ClientRequestToken: token };
-      await send('TransactWriteItems', signal, (abortSignal) =>
-        client.send(new TransactWriteCommand(input), { abortSignal }),
+      const TransactItems = actions.map((action) =>
+        Object.fromEntries(Object.entries(action).map(([kind, inner]) => [kind, marshalled(inner as object)])),
       );
+      await send('TransactWriteItems', { TransactItems, ClientRequestToken: token }, signal);
     },
   };
 }

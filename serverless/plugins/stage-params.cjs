@@ -71,7 +71,6 @@ const PARAMS = {
   // Source maps in the bundles; without it, on for the local commands and off for what ships.
   sourcemaps: SWITCH,
   mode: oneOf(['start', 'dev']),
-  sdk: oneOf(['bundled', 'runtime']),
   tracing: SWITCH,
   alarms: SWITCH,
   alarmEmail: matching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'),

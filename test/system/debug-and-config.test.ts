@@ -63,7 +63,6 @@ describe('configuration that is wrong', () => {
     [['--param=store=mysql'], {}, '--param=store must be memory or dynamodb, not "mysql"'],
     [['--param=sourcemaps=yes'], {}, '--param=sourcemaps must be on or off, not "yes"'],
     [['--param=tracing=yes'], {}, '--param=tracing must be on or off, not "yes"'],
-    [['--param=sdk=foo'], {}, '--param=sdk must be bundled or runtime, not "foo"'],
     [['--param=mode=foo'], {}, '--param=mode must be start or dev, not "foo"'],
     [['--param=throttleRate=abc'], {}, '--param=throttleRate must be a number from 1 to 10000, not "abc"'],
     [['--param=stroe=memory'], {}, expect.stringMatching(/^Unknown stage parameter "stroe" .*did you mean "store"\?/)],

@@ -19,7 +19,6 @@ const CASES: [string, string[], string, string][] = [
   ['store', ['memory', 'dynamodb'], 'mysql', '--param=store must be memory or dynamodb, not "mysql"'],
   ['sourcemaps', ['on', 'off'], 'yes', '--param=sourcemaps must be on or off, not "yes"'],
   ['mode', ['start', 'dev'], 'foo', '--param=mode must be start or dev, not "foo"'],
-  ['sdk', ['bundled', 'runtime'], 'foo', '--param=sdk must be bundled or runtime, not "foo"'],
   ['tracing', ['on', 'off'], 'yes', '--param=tracing must be on or off, not "yes"'],
   ['alarms', ['on', 'off'], 'true', '--param=alarms must be on or off, not "true"'],
   ['alarmEmail', ['ops@example.com'], 'ops', '--param=alarmEmail must be an email address, not "ops"'],
