@@ -4,9 +4,10 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
+import { accessLog, type Answered } from './access-log';
 import { InvalidInput, Refusal } from './errors';
-import { errorFields, log } from './log';
-import { metricFields, type Metric } from './metrics';
+import { log } from './log';
+import { metricFields } from './metrics';
 import type { Deadline, Todo, Written } from './todos';
 
 /**
@@ -33,12 +34,31 @@ export function created(todo: Todo): HttpResponse {
 }
 
 /**
+ * What a handler answers when it has more to say than its response: the log line (lib/access-log.ts)
+ * names a POST's new record by the id the store gave it, and counts a replay.
+ */
+export interface Answer {
+  readonly response: HttpResponse;
+  /** The id of the record the write answers with. */
+  readonly todoId?: number;
+  /** The answer is an earlier request's, replayed for its Idempotency-Key. */
+  readonly replayed?: boolean;
+}
+
+/**
  * The answer to a write: `respond` builds it from what was written, and a replay of an earlier
  * request's answer (the same Idempotency-Key) says so in `Idempotent-Replayed`, as Stripe's does.
  */
-export function answer<T>(written: Written<T>, respond: (value: T) => HttpResponse): HttpResponse {
+export function answer<T extends Todo | true>(written: Written<T>, respond: (value: T) => HttpResponse): Answer {
   const response = respond(written.value);
-  return written.replayed ? { ...response, headers: { ...response.headers, 'idempotent-replayed': 'true' } } : response;
+  const todoId = written.value === true ? undefined : written.value.id;
+  return {
+    response: written.replayed
+      ? { ...response, headers: { ...response.headers, 'idempotent-replayed': 'true' } }
+      : response,
+    replayed: written.replayed,
+    ...(todoId === undefined ? {} : { todoId }),
+  };
 }
 
 /** Below this many bytes gzip saves less than its own header costs. */
@@ -85,15 +105,15 @@ export function bodyText({ body, isBase64Encoded }: APIGatewayProxyEventV2): str
 }
 
 /**
- * Turns whatever a handler throws into the answer the client gets. A 5xx is a failure of ours:
- * the gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
+ * The answer to whatever a handler throws. A 5xx is a failure of ours: the gateway would turn a
+ * thrown error into a bare 502; the stack goes to the log (lib/access-log.ts), never the body.
  */
-function errorToResponse(error: unknown): HttpResponse {
+function errorAnswer(error: unknown): HttpResponse {
   if (error instanceof Refusal) return json(error.status, { error: error.answer ?? error.message }, error.headers);
   return json(500, { error: 'Internal server error' });
 }
 
-export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse>;
+export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse | Answer>;
 
 /**
  * What a request keeps of its function's time to answer once the store has given up: a 503 is
@@ -107,7 +127,7 @@ export function deadlineOf(context: Context): Deadline {
   return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
 }
 
-/** An event whose shape is not yet known. */
+/** An event whose shape is not yet known: it may come from a caller other than API Gateway (`invoke local`, say). */
 interface Unchecked {
   readonly requestContext?: { readonly http?: { readonly method?: string } };
   readonly headers?: unknown;
@@ -115,59 +135,69 @@ interface Unchecked {
   readonly pathParameters?: Record<string, string | undefined>;
 }
 
+/** What the log names of any event, and the event itself when it is an API Gateway HTTP API request. */
+interface ReadEvent {
+  readonly method: string | undefined;
+  readonly route: string | undefined;
+  readonly pathId: string | undefined;
+  /** Undefined for an event of another kind, or none. */
+  readonly request: APIGatewayProxyEventV2 | undefined;
+}
+
+/**
+ * Reads an event of any shape. Whether it is an API Gateway HTTP API request is checked here, so
+ * that every handler may read its method, path and headers.
+ */
+function readEvent(event: unknown): ReadEvent {
+  const unchecked = event as Unchecked | undefined;
+  const method = unchecked?.requestContext?.http?.method;
+  const isHttpApi = method !== undefined && typeof unchecked?.headers === 'object';
+  return {
+    method,
+    route: unchecked?.routeKey,
+    pathId: unchecked?.pathParameters?.id,
+    request: isHttpApi ? (event as APIGatewayProxyEventV2) : undefined,
+  };
+}
+
+/**
+ * The handler's answer to the request, never a throw: a request that is not an API Gateway one is
+ * a 400, like any malformed request, and what the handler throws becomes its error answer.
+ */
+async function answerTo(
+  handle: HttpHandler,
+  request: APIGatewayProxyEventV2 | undefined,
+  deadline: Deadline,
+): Promise<Answered> {
+  try {
+    if (request === undefined) throw new InvalidInput('Not an API Gateway HTTP API event');
+    const answered = await handle(request, deadline);
+    return 'response' in answered ? answered : { response: answered };
+  } catch (error) {
+    return { response: errorAnswer(error), error };
+  }
+}
+
 /** True until this container has answered its first request. */
 let cold = true;
 
-/** The metrics (lib/metrics.ts) a write's answer counts for, by method and status. */
-const WRITTEN: Partial<Record<string, Metric>> = { 'POST 201': 'Created', 'DELETE 200': 'Deleted' };
-
 /**
  * Wraps a handler so that it never throws (every failure leaves as a JSON error), hands it the
- * request's deadline, and logs one line per request, with the service's metrics in it: never the
- * body or the title, and the stack only for unexpected failures. An event that is not an API
- * Gateway request (`invoke local` with another event, or none) is answered a 400, like any
- * malformed request.
+ * request's deadline, and logs one line per request, with the service's metrics in it
+ * (lib/access-log.ts says what the line holds).
  */
 export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
   return async (event, context) => {
     // hrtime, not performance.now(): the first use of `performance` loads perf_hooks, about
     // 0.5 ms of every cold start.
     const started = process.hrtime.bigint();
-    // The event as it may arrive from a caller other than API Gateway (`invoke local`, say).
-    const request = event as Unchecked | undefined;
-    // Checked here, so that every handler may read the event's method, path and headers.
-    const method = request?.requestContext?.http?.method;
-    let response: HttpResponse;
-    let failure: unknown;
-    try {
-      if (method === undefined || typeof request?.headers !== 'object') {
-        throw new InvalidInput('Not an API Gateway HTTP API event');
-      }
-      response = await handle(event, deadlineOf(context));
-    } catch (error) {
-      response = errorToResponse(error);
-      // A 4xx is the client's and is answered; a 5xx is ours and is logged with its stack.
-      if ((response.statusCode ?? 500) >= 500) failure = error;
-    }
-    // The path's {id} as sent, or a POST's new id from its Location; kept short: the log is
-    // for finding requests, not for storing input.
-    const todoId = (request?.pathParameters?.id ?? response.headers?.location?.toString().slice(7))?.slice(0, 32);
-    log(failure === undefined ? 'info' : 'error', {
-      message: 'request',
-      method,
-      route: request?.routeKey,
-      status: response.statusCode,
-      durationMs: Number((process.hrtime.bigint() - started) / 10_000n) / 100,
-      requestId: context.awsRequestId,
-      todoId,
-      error: errorFields(failure),
-      ...metricFields([
-        cold && 'ColdStart',
-        response.headers?.['idempotent-replayed'] ? 'Replayed' : WRITTEN[`${method} ${response.statusCode}`],
-        failure instanceof Refusal && failure.metric,
-      ]),
-    });
+    const { method, route, pathId, request } = readEvent(event);
+    const answered = await answerTo(handle, request, deadlineOf(context));
+    const durationMs = Number((process.hrtime.bigint() - started) / 10_000n) / 100;
+    const requestId = context.awsRequestId;
+    const entry = accessLog({ method, route, pathId, requestId, durationMs, coldStart: cold }, answered);
+    log(entry.level, { ...entry.fields, ...metricFields(entry.metrics) });
     cold = false;
-    return response;
+    return answered.response;
   };
 }
