@@ -28,7 +28,7 @@ export class PayloadTooLarge extends Refusal {
   override readonly status = 413;
 }
 
-/** The id matches no record, or cannot match one: 404 "Todo not found" (SPEC.md §7). */
+/** The id matches no record, or cannot match one: 404 "Todo not found" (docs/spec.md §7). */
 export class TodoNotFound extends Refusal {
   override readonly status = 404;
   override readonly message = 'Todo not found';

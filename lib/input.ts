@@ -61,7 +61,7 @@ export function todoPatch(body: JsonObject): TodoPatch {
 }
 
 /**
- * SPEC.md §4: the path value goes through `Number(...)`. Anything that is not a
+ * docs/spec.md §4: the path value goes through `Number(...)`. Anything that is not a
  * positive safe integer (NaN, 1.5, -1, 0, Infinity from "1e309") can match no
  * record, so it is a 404 before any store is asked.
  */

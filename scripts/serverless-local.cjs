@@ -12,7 +12,7 @@
  *
  * It adds the `${local:…}` variables that serverless.yml reads:
  * - `store`: `--param=store=memory|dynamodb`; without it, `memory` for the local commands (the
- *   service of SPEC.md keeps its data in memory) and `dynamodb` for package and deploy (on AWS the
+ *   service of docs/spec.md keeps its data in memory) and `dynamodb` for package and deploy (on AWS the
  *   memory store is not shared between functions).
  * - `sourcemaps`: `--param=sourcemaps=on|off`; without it, on for the local commands (stack traces
  *   point at .ts lines) and off for package and deploy (what ships stays as small as it was).
