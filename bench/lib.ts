@@ -16,6 +16,8 @@ export interface Row {
   budget?: string;
   /** true or false when a budget applies. */
   met?: boolean;
+  /** A budget measured with its noise (bench/budget.ts): missing it fails the run. */
+  gate?: boolean;
   note?: string;
 }
 
