@@ -27,5 +27,12 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // One function style (docs/contributing.md): a top-level function is a `function` declaration;
+    // an arrow is for a callback, or for a const whose type annotation is the point
+    // (`export const list: TodoStore['list'] = …`).
+    files: ['lib/**/*.ts', 'functions/**/*.ts', 'harness/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'func-style': ['error', 'declaration', { allowTypeAnnotation: true }] },
+  },
   prettier,
 );

@@ -16,6 +16,8 @@ export interface Row {
   budget?: string;
   /** true or false when a budget applies. */
   met?: boolean;
+  /** A budget measured with its noise (bench/budget.ts): missing it fails the run. */
+  gate?: boolean;
   note?: string;
 }
 
@@ -64,4 +66,6 @@ export function median(values: number[]): number {
     : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
 }
 
-export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+export function round(value: number, digits = 2) {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}

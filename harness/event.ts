@@ -19,7 +19,9 @@ export interface EventOptions {
   headers?: Record<string, string>;
 }
 
-const noop = (): void => undefined;
+function noop(): void {
+  return;
+}
 
 /** A mocked API Gateway HTTP API (payload 2.0) event, shaped like the request it names. */
 export function event({

@@ -71,22 +71,19 @@ export function httpUpstream(url: string): Upstream {
 }
 
 /** Requests for this DynamoDB operation, e.g. `TransactWriteItems`. */
-export const operation =
-  (name: string): Match =>
-  (request) =>
-    request.operation === name;
+export function operation(name: string): Match {
+  return (request) => request.operation === name;
+}
 
 /** Requests whose body contains `text` anywhere (a title, say). */
-export const mentions =
-  (text: string): Match =>
-  (request) =>
-    request.body.includes(text);
+export function mentions(text: string): Match {
+  return (request) => request.body.includes(text);
+}
 
 /** Both conditions. */
-export const both =
-  (a: Match, b: Match): Match =>
-  (request) =>
-    a(request) && b(request);
+export function both(a: Match, b: Match): Match {
+  return (request) => a(request) && b(request);
+}
 
 export type Fault =
   /** Pass the request on only once `until` settles: a request delayed on its way. */
@@ -241,10 +238,10 @@ export async function startFaultProxy(upstream: string | Upstream): Promise<Faul
           idlers.splice(idlers.indexOf(done), 1);
           reject(new Error(`the fault proxy still held ${inHand} requests after ${withinMs} ms`));
         }, withinMs);
-        const done = () => {
+        function done() {
           clearTimeout(timer);
           resolve();
-        };
+        }
         idlers.push(done);
       });
     },

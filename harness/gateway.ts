@@ -113,12 +113,12 @@ export async function startGateway(routes: readonly Route[], cors: Cors = {}): P
     const url = new URL(incoming.url ?? '/', 'http://gateway');
     const method = incoming.method ?? 'GET';
     const origin = headers.origin;
-    const send = (status: number, body: string | Buffer, extra: Record<string, string> = {}) => {
+    function send(status: number, body: string | Buffer, extra: Record<string, string> = {}) {
       answer.writeHead(status, { 'apigw-requestid': randomUUID(), ...corsHeaders(origin), ...extra }).end(body);
-    };
-    const message = (status: number, text: string) => {
+    }
+    function message(status: number, text: string) {
       send(status, JSON.stringify({ message: text }), { 'content-type': 'application/json' });
-    };
+    }
 
     if (method === 'OPTIONS' && origin !== undefined && headers['access-control-request-method'] !== undefined) {
       const allowed = corsHeaders(origin);

@@ -75,7 +75,9 @@ interface Owned {
   deleted: 'no' | 'yes' | 'maybe';
 }
 
-const last = <T>(items: readonly T[]): T | undefined => items[items.length - 1];
+function last<T>(items: readonly T[]): T | undefined {
+  return items[items.length - 1];
+}
 
 export async function runWorkload(url: string, options: WorkloadOptions): Promise<WorkloadReport> {
   const tag = options.tag ?? randomUUID().slice(0, 8);

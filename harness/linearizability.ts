@@ -52,20 +52,20 @@ export function isLinearizable<S>(operations: readonly Operation<S>[], initial: 
     last.next = entry;
     last = entry;
   }
-  const lift = (entry: Entry) => {
+  function lift(entry: Entry) {
     for (const lifted of [entry, entry.match]) {
       if (lifted === undefined) continue;
       if (lifted.prev) lifted.prev.next = lifted.next;
       if (lifted.next) lifted.next.prev = lifted.prev;
     }
-  };
-  const unlift = (entry: Entry) => {
+  }
+  function unlift(entry: Entry) {
     for (const lifted of [entry.match, entry]) {
       if (lifted === undefined) continue;
       if (lifted.prev) lifted.prev.next = lifted;
       if (lifted.next) lifted.next.prev = lifted;
     }
-  };
+  }
 
   let answersLeft = entries.filter((entry) => !entry.call).length;
   const taken = new Array<boolean>(operations.length).fill(false);

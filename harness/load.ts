@@ -39,9 +39,9 @@ export async function runLoad(url: string, { amount, connections, maxSeconds }: 
   const deleted = new Set<number>();
   const statuses: Record<string, number> = {};
   let sequence = 0;
-  const count = (status: number) => {
+  function count(status: number) {
     statuses[status] = (statuses[status] ?? 0) + 1;
-  };
+  }
   const json = { 'content-type': 'application/json' };
 
   const result = await autocannon({

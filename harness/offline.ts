@@ -47,9 +47,9 @@ export async function startOffline({
     env: { ...process.env, ...env, PORT: String(httpPort), FORCE_COLOR: '0' },
   });
   let log = '';
-  const collect = (chunk: Buffer) => {
+  function collect(chunk: Buffer) {
     log += chunk.toString();
-  };
+  }
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
   const pid = child.pid;

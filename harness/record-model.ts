@@ -69,16 +69,15 @@ function listIn(body: string): Listed[] {
   return Array.isArray(parsed) ? (parsed as Listed[]) : [];
 }
 
-const same = (state: RecordState, seen: Listed | undefined): boolean =>
-  seen === undefined
-    ? state.kind !== 'present'
-    : state.kind === 'present' && state.title === seen.title && state.completed === seen.completed;
+function same(state: RecordState, seen: Listed | undefined): boolean {
+  if (seen === undefined) return state.kind !== 'present';
+  return state.kind === 'present' && state.title === seen.title && state.completed === seen.completed;
+}
 
 /** A read that saw `seen` (undefined: no record). */
-const reads =
-  (seen: Listed | undefined) =>
-  (state: RecordState): RecordState | undefined =>
-    same(state, seen) ? state : undefined;
+function reads(seen: Listed | undefined): (state: RecordState) => RecordState | undefined {
+  return (state) => (same(state, seen) ? state : undefined);
+}
 
 function patched(state: RecordState, asked: Timed['asked']): RecordState {
   if (state.kind !== 'present') return state;

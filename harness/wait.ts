@@ -1,7 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** Waits `ms` milliseconds. For pacing only: a wait for a condition is `eventually`. */
-export const sleep = (ms: number): Promise<void> => delay(ms);
+export function sleep(ms: number): Promise<void> {
+  return delay(ms);
+}
 
 export interface EventuallyOptions {
   /** The bound, in ms, derived from what is awaited; past it the wait fails, saying what it waited for. */

@@ -5,9 +5,9 @@ import type { Metric } from './metrics';
  * The failures a request can meet, as types, each with what the client is told about it: its
  * status and message. lib/http.ts turns one into the answer, and anything else into a 500.
  *
- * The answer lives with its type, not in a table in lib/http.ts, so that a function's bundle
- * carries the answers of the failures it can meet and no others: a GET has no 409 to give, and
- * a memory-store function none of the store's 503s. Every byte counts in a 4 KB bundle.
+ * The answer lives with its type, not in a table in lib/http.ts: a failure's status, message and
+ * headers are read in one place, and a function's bundle carries the answers of the failures it
+ * can meet and no others (a GET has no 409 to give).
  */
 export class Refusal extends Error {
   readonly status: number = 400;
@@ -28,7 +28,7 @@ export class PayloadTooLarge extends Refusal {
   override readonly status = 413;
 }
 
-/** The id matches no record, or cannot match one: 404 "Todo not found" (SPEC.md §7). */
+/** The id matches no record, or cannot match one: 404 "Todo not found" (docs/spec.md §7). */
 export class TodoNotFound extends Refusal {
   override readonly status = 404;
   override readonly message = 'Todo not found';
@@ -84,7 +84,7 @@ export class StoreMisconfigured extends Refusal {
 }
 
 /** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */
-export const found = <T>(value: T | undefined | false): T => {
+export function found<T>(value: T | undefined | false): T {
   if (value === undefined || value === false) throw new TodoNotFound();
   return value;
-};
+}

@@ -1,7 +1,13 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyHandlerV2,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+} from 'aws-lambda';
+import { accessLog, type Answered } from './access-log';
 import { InvalidInput, Refusal } from './errors';
-import { errorFields, log } from './log';
-import { metricFields, type Metric } from './metrics';
+import { log } from './log';
+import { metricFields } from './metrics';
 import type { Deadline, Todo, Written } from './todos';
 
 /**
@@ -14,29 +20,46 @@ export type HttpResponse = APIGatewayProxyStructuredResultV2;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-export const json = (statusCode: number, body: unknown, headers?: Record<string, string>): HttpResponse => ({
-  statusCode,
-  headers: { 'content-type': JSON_TYPE, ...headers },
-  body: JSON.stringify(body),
-});
+export function json(statusCode: number, body: unknown, headers?: Record<string, string>): HttpResponse {
+  return { statusCode, headers: { 'content-type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
+}
 
-export const text = (statusCode: number, body: string): HttpResponse => ({
-  statusCode,
-  headers: { 'content-type': TEXT_TYPE },
-  body,
-});
+export function text(statusCode: number, body: string): HttpResponse {
+  return { statusCode, headers: { 'content-type': TEXT_TYPE }, body };
+}
 
 /** 201 Created, with the record and its address in `Location`. */
-export const created = (todo: Todo): HttpResponse => json(201, todo, { location: `/todos/${todo.id}` });
+export function created(todo: Todo): HttpResponse {
+  return json(201, todo, { location: `/todos/${todo.id}` });
+}
+
+/**
+ * What a handler answers when it has more to say than its response: the log line (lib/access-log.ts)
+ * names a POST's new record by the id the store gave it, and counts a replay.
+ */
+export interface Answer {
+  readonly response: HttpResponse;
+  /** The id of the record the write answers with. */
+  readonly todoId?: number;
+  /** The answer is an earlier request's, replayed for its Idempotency-Key. */
+  readonly replayed?: boolean;
+}
 
 /**
  * The answer to a write: `respond` builds it from what was written, and a replay of an earlier
  * request's answer (the same Idempotency-Key) says so in `Idempotent-Replayed`, as Stripe's does.
  */
-export const answer = <T>(written: Written<T>, respond: (value: T) => HttpResponse): HttpResponse => {
+export function answer<T extends Todo | true>(written: Written<T>, respond: (value: T) => HttpResponse): Answer {
   const response = respond(written.value);
-  return written.replayed ? { ...response, headers: { ...response.headers, 'idempotent-replayed': 'true' } } : response;
-};
+  const todoId = written.value === true ? undefined : written.value.id;
+  return {
+    response: written.replayed
+      ? { ...response, headers: { ...response.headers, 'idempotent-replayed': 'true' } }
+      : response,
+    replayed: written.replayed,
+    ...(todoId === undefined ? {} : { todoId }),
+  };
+}
 
 /** Below this many bytes gzip saves less than its own header costs. */
 const GZIP_FROM_BYTES = 1024;
@@ -44,20 +67,20 @@ const GZIP_FROM_BYTES = 1024;
 /**
  * The client's Accept-Encoding takes gzip: named, or `*`, without `q=0`. (`gzip;q=0` refuses it.)
  */
-const acceptsGzip = (header = ''): boolean => {
-  const weight = (coding: string) => {
+function acceptsGzip(header = ''): boolean {
+  function weight(coding: string): number | undefined {
     const match = new RegExp(`(?:^|,)\\s*${coding}\\s*(?:;\\s*q=([\\d.]+))?\\s*(?:,|$)`, 'i').exec(header);
     return match ? Number(match[1] ?? 1) : undefined;
-  };
+  }
   return (weight('gzip') ?? weight('\\*') ?? 0) > 0;
-};
+}
 
 /**
  * GET /todos: the list, gzip-compressed (base64 in Lambda's answer, which API Gateway decodes)
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
  * itself. The answer varies with Accept-Encoding, and says so to caches.
  */
-export const listAnswer = (event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse => {
+export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse {
   const body = JSON.stringify(todos);
   const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding' };
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
@@ -74,32 +97,37 @@ export const listAnswer = (event: APIGatewayProxyEventV2, todos: readonly Todo[]
     }
   }
   return { statusCode: 200, headers, body };
-};
+}
 
 /** The request body as sent, decoded when the gateway base64-encoded it. */
-export const bodyText = ({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined =>
-  isBase64Encoded && body ? Buffer.from(body, 'base64').toString() : body;
+export function bodyText({ body, isBase64Encoded }: APIGatewayProxyEventV2): string | undefined {
+  return isBase64Encoded && body ? Buffer.from(body, 'base64').toString() : body;
+}
 
 /**
- * Turns whatever a handler throws into the answer the client gets. A 5xx is a failure of ours:
- * the gateway would turn a thrown error into a bare 502; the stack goes to the log, never the body.
+ * The answer to whatever a handler throws. A 5xx is a failure of ours: the gateway would turn a
+ * thrown error into a bare 502; the stack goes to the log (lib/access-log.ts), never the body.
  */
-const errorToResponse = (error: unknown): HttpResponse =>
-  error instanceof Refusal
-    ? json(error.status, { error: error.answer ?? error.message }, error.headers)
-    : json(500, { error: 'Internal server error' });
+function errorAnswer(error: unknown): HttpResponse {
+  if (error instanceof Refusal) return json(error.status, { error: error.answer ?? error.message }, error.headers);
+  return json(500, { error: 'Internal server error' });
+}
 
-export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse>;
+export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse | Answer>;
 
 /**
  * What a request keeps of its function's time to answer once the store has given up: a 503 is
  * built and written in well under a millisecond, but timers fire late on a busy host, and past
- * the timeout Lambda (or the emulator) answers for us, with an error body. A request's store
- * calls must meet its deadline: the function's remaining time less this margin.
+ * the timeout Lambda (or the emulator) answers for us, with an error body.
  */
 export const ANSWER_MARGIN_MS = 1_000;
 
-/** An event whose shape is not yet known. */
+/** The deadline a request's store calls must meet: the function's remaining time less the margin. */
+export function deadlineOf(context: Context): Deadline {
+  return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
+}
+
+/** An event whose shape is not yet known: it may come from a caller other than API Gateway (`invoke local`, say). */
 interface Unchecked {
   readonly requestContext?: { readonly http?: { readonly method?: string } };
   readonly headers?: unknown;
@@ -107,59 +135,69 @@ interface Unchecked {
   readonly pathParameters?: Record<string, string | undefined>;
 }
 
+/** What the log names of any event, and the event itself when it is an API Gateway HTTP API request. */
+interface ReadEvent {
+  readonly method: string | undefined;
+  readonly route: string | undefined;
+  readonly pathId: string | undefined;
+  /** Undefined for an event of another kind, or none. */
+  readonly request: APIGatewayProxyEventV2 | undefined;
+}
+
+/**
+ * Reads an event of any shape. Whether it is an API Gateway HTTP API request is checked here, so
+ * that every handler may read its method, path and headers.
+ */
+function readEvent(event: unknown): ReadEvent {
+  const unchecked = event as Unchecked | undefined;
+  const method = unchecked?.requestContext?.http?.method;
+  const isHttpApi = method !== undefined && typeof unchecked?.headers === 'object';
+  return {
+    method,
+    route: unchecked?.routeKey,
+    pathId: unchecked?.pathParameters?.id,
+    request: isHttpApi ? (event as APIGatewayProxyEventV2) : undefined,
+  };
+}
+
+/**
+ * The handler's answer to the request, never a throw: a request that is not an API Gateway one is
+ * a 400, like any malformed request, and what the handler throws becomes its error answer.
+ */
+async function answerTo(
+  handle: HttpHandler,
+  request: APIGatewayProxyEventV2 | undefined,
+  deadline: Deadline,
+): Promise<Answered> {
+  try {
+    if (request === undefined) throw new InvalidInput('Not an API Gateway HTTP API event');
+    const answered = await handle(request, deadline);
+    return 'response' in answered ? answered : { response: answered };
+  } catch (error) {
+    return { response: errorAnswer(error), error };
+  }
+}
+
 /** True until this container has answered its first request. */
 let cold = true;
 
-/** The metrics (lib/metrics.ts) a write's answer counts for, by method and status. */
-const WRITTEN: Partial<Record<string, Metric>> = { 'POST 201': 'Created', 'DELETE 200': 'Deleted' };
-
 /**
  * Wraps a handler so that it never throws (every failure leaves as a JSON error), hands it the
- * request's deadline, and logs one line per request, with the service's metrics in it: never the
- * body or the title, and the stack only for unexpected failures. An event that is not an API
- * Gateway request (`invoke local` with another event, or none) is answered a 400, like any
- * malformed request.
+ * request's deadline, and logs one line per request, with the service's metrics in it
+ * (lib/access-log.ts says what the line holds).
  */
-export const httpHandler =
-  (handle: HttpHandler): APIGatewayProxyHandlerV2 =>
-  async (event, context) => {
+export function httpHandler(handle: HttpHandler): APIGatewayProxyHandlerV2 {
+  return async (event, context) => {
     // hrtime, not performance.now(): the first use of `performance` loads perf_hooks, about
     // 0.5 ms of every cold start.
     const started = process.hrtime.bigint();
-    // The event as it may arrive from a caller other than API Gateway (`invoke local`, say).
-    const request = event as Unchecked | undefined;
-    // Checked here, so that every handler may read the event's method, path and headers.
-    const method = request?.requestContext?.http?.method;
-    let response: HttpResponse;
-    let failure: unknown;
-    try {
-      if (method === undefined || typeof request?.headers !== 'object') {
-        throw new InvalidInput('Not an API Gateway HTTP API event');
-      }
-      response = await handle(event, Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS);
-    } catch (error) {
-      response = errorToResponse(error);
-      // A 4xx is the client's and is answered; a 5xx is ours and is logged with its stack.
-      if ((response.statusCode ?? 500) >= 500) failure = error;
-    }
-    // The path's {id} as sent, or a POST's new id from its Location; kept short: the log is
-    // for finding requests, not for storing input.
-    const todoId = (request?.pathParameters?.id ?? response.headers?.location?.toString().slice(7))?.slice(0, 32);
-    log(failure === undefined ? 'info' : 'error', {
-      message: 'request',
-      method,
-      route: request?.routeKey,
-      status: response.statusCode,
-      durationMs: Number((process.hrtime.bigint() - started) / 10_000n) / 100,
-      requestId: context.awsRequestId,
-      todoId,
-      error: errorFields(failure),
-      ...metricFields([
-        cold && 'ColdStart',
-        response.headers?.['idempotent-replayed'] ? 'Replayed' : WRITTEN[`${method} ${response.statusCode}`],
-        failure instanceof Refusal && failure.metric,
-      ]),
-    });
+    const { method, route, pathId, request } = readEvent(event);
+    const answered = await answerTo(handle, request, deadlineOf(context));
+    const durationMs = Number((process.hrtime.bigint() - started) / 10_000n) / 100;
+    const requestId = context.awsRequestId;
+    const entry = accessLog({ method, route, pathId, requestId, durationMs, coldStart: cold }, answered);
+    log(entry.level, { ...entry.fields, ...metricFields(entry.metrics) });
     cold = false;
-    return response;
+    return answered.response;
   };
+}

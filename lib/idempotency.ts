@@ -28,10 +28,10 @@ const KEY = new RegExp(`^"(?:[ !#-[\\]-~]|\\\\["\\\\]){1,${MAX_KEY_LENGTH}}"$`);
  * is fingerprinted by its method, path and body exactly as sent, so that the key answers that
  * request only.
  */
-export const idempotencyClaim = (
+export function idempotencyClaim(
   event: APIGatewayProxyEventV2,
   body: string | undefined,
-): IdempotencyClaim | undefined => {
+): IdempotencyClaim | undefined {
   const key = event.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (!KEY.test(key)) {
@@ -51,4 +51,4 @@ export const idempotencyClaim = (
       .digest('base64url'),
     expiresAt: Date.now() + KEY_LIFETIME_MS,
   };
-};
+}

@@ -11,28 +11,28 @@ export type JsonObject = Readonly<Record<string, unknown>>;
  */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** What a body that is not one JSON object is told, whether it is missing or JSON of another kind. */
+const NOT_AN_OBJECT = 'Request body must be a JSON object';
+
 /**
  * The body must be one JSON object, of at most MAX_BODY_BYTES. `JSON.parse` makes `__proto__`
  * an own key, never a prototype, and only the named fields below are ever read from it, so no
  * other key can reach a record.
  */
 export function parseJsonObject(body: string | undefined): JsonObject {
+  // No body is no object: refused as one. `!body`, not `=== undefined`: serverless-offline sends
+  // `null` for a request without one, and an empty body is none either.
+  if (!body) throw new InvalidInput(NOT_AN_OBJECT);
+  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
+    throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
   let value: unknown;
-  // An empty body is no object. `if (body)`, not `!== undefined`: serverless-offline sends `null`
-  // for a request without one.
-  if (body) {
-    if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
-      throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
-    }
-    try {
-      value = JSON.parse(body);
-    } catch {
-      throw new InvalidInput('Request body is not valid JSON');
-    }
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw new InvalidInput('Request body is not valid JSON');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidInput('Request body must be a JSON object');
-  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidInput(NOT_AN_OBJECT);
   return value as JsonObject;
 }
 
@@ -61,7 +61,7 @@ export function todoPatch(body: JsonObject): TodoPatch {
 }
 
 /**
- * SPEC.md §4: the path value goes through `Number(...)`. Anything that is not a
+ * docs/spec.md §4: the path value goes through `Number(...)`. Anything that is not a
  * positive safe integer (NaN, 1.5, -1, 0, Infinity from "1e309") can match no
  * record, so it is a 404 before any store is asked.
  */

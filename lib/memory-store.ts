@@ -44,7 +44,7 @@ interface StateHolder {
   [STATE_KEY]?: MemoryState | undefined;
 }
 
-const seed = (state: MemoryState): MemoryState => {
+function seed(state: MemoryState): MemoryState {
   state.todos.clear();
   state.claims.clear();
   state.bytes = 0;
@@ -54,7 +54,7 @@ const seed = (state: MemoryState): MemoryState => {
   }
   state.nextId = FIRST_NEW_ID;
   return state;
-};
+}
 
 const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
@@ -66,19 +66,19 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
 const { todos, claims } = state;
 
 /** Puts the shared store back to its start state: records 1 and 2, next id 3. */
-export const resetMemoryStore = (): void => {
+export function resetMemoryStore(): void {
   seed(state);
-};
+}
 
 /**
  * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
  * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
  * with the claim. Undefined when there is no such record.
  */
-const claimed = <T>(
+function claimed<T>(
   claim: IdempotencyClaim | undefined,
   write: () => T,
-): Written<NonNullable<T>> | Extract<T, undefined> => {
+): Written<NonNullable<T>> | Extract<T, undefined> {
   const kept = claim && claims.get(claim.key);
   if (claim && kept && kept.expiresAt > Date.now()) {
     if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
@@ -93,20 +93,29 @@ const claimed = <T>(
     claims.set(claim.key, { ...claim, value });
   }
   return { value, replayed: false };
-};
+}
 
-/** Grows the list by `bytes` (or shrinks it), refusing to take it past MAX_LIST_BYTES. */
-const grow = (bytes: number): void => {
-  if (bytes > 0 && state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
+// The list's size (state.bytes) changes through these two only, one for each direction.
+
+/** A record added, or a title made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
+function grow(bytes: number): void {
+  if (state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
   state.bytes += bytes;
-};
+}
+
+/** A record deleted, or a title made shorter: never refused. */
+function shrink(bytes: number): void {
+  state.bytes -= bytes;
+}
 
 // Records are replaced, never mutated, so a record handed out earlier keeps the value it had;
 // `Map.set` on an existing key keeps its place in the list. Each operation is a function of its
 // own, so that a function's bundle carries only the one it calls (lib/store.ts).
 
 /** The store's answer: at once, but as a promise, as every store answers. */
-const now = <T>(value: T): Promise<T> => Promise.resolve(value);
+function now<T>(value: T): Promise<T> {
+  return Promise.resolve(value);
+}
 
 export const list: TodoStore['list'] = () => now([...todos.values()]);
 
@@ -122,27 +131,35 @@ export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {})
     }),
   );
 
-export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) =>
-  now(
-    // An empty patch claims no key (as on DynamoDB), and writes the record back as it is.
-    claimed(patch.title === undefined && patch.completed === undefined ? undefined : claim, () => {
+export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) => {
+  // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
+  if (patch.title === undefined && patch.completed === undefined) {
+    const current = todos.get(id);
+    return now(current && { value: current, replayed: false });
+  }
+  return now(
+    claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
       const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
-      // Only the title changes the list's size (listBytes).
-      if (todo.title !== current.title) grow(listBytes(todo) - listBytes(current));
+      // Only the title changes the list's size (listBytes): a PUT of `completed` alone sizes nothing.
+      if (todo.title !== current.title) {
+        const added = listBytes(todo) - listBytes(current);
+        if (added > 0) grow(added);
+        else shrink(-added);
+      }
       todos.set(id, todo);
       return todo;
     }),
   );
+};
 
 export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
   now(
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
-      // A delete only shrinks the list: nothing to refuse (grow), and no ListFull in its bundle.
-      state.bytes -= listBytes(current);
+      shrink(listBytes(current));
       todos.delete(id);
       return true as const;
     }),

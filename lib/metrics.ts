@@ -30,7 +30,7 @@ let namespace: string | undefined;
  * The fields that make a log line an EMF document counting one of each of these metrics; none
  * without metrics. (A unit is optional in EMF: these are counts, and dashboards say so.)
  */
-export const metricFields = (metrics: readonly (Metric | undefined | false)[]): Record<string, unknown> => {
+export function metricFields(metrics: readonly (Metric | undefined | false)[]): Record<string, unknown> {
   const names = metrics.filter((name): name is Metric => !!name);
   if (names.length === 0) return {};
   return {
@@ -47,4 +47,4 @@ export const metricFields = (metrics: readonly (Metric | undefined | false)[]): 
     },
     ...Object.fromEntries(names.map((name) => [name, 1])),
   };
-};
+}

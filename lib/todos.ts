@@ -1,5 +1,5 @@
 /**
- * The domain of SPEC.md: what a Todo is, the records the service starts with,
+ * The domain of docs/spec.md: what a Todo is, the records the service starts with,
  * and the contract every store keeps. Nothing here knows about HTTP.
  */
 
@@ -9,7 +9,7 @@ export interface Todo {
   readonly completed: boolean;
 }
 
-/** A partial update: a field is changed only when it is present (SPEC.md §4 rule 3). */
+/** A partial update: a field is changed only when it is present (docs/spec.md §4, rule 3). */
 export interface TodoPatch {
   readonly title?: string;
   readonly completed?: boolean;

@@ -2,24 +2,47 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { event } from '../../harness/event';
 import { functionZips, servicePackage } from '../../harness/package';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  ensureTable,
+  localClient,
+  startDynamoDbLocal,
+} from '../../scripts/dynamodb-local-process';
+import { heldTo, type Budget } from '../budget';
 import { median, round, type Row } from '../lib';
+import { SHIPPED } from './bundle';
 
-const PROCESSES = 40;
-
-/** Which event each function's first invocation gets. */
-const FIRST_EVENTS = {
-  listTodos: event(),
-  getTodo: event({ id: '1' }),
-  createTodo: event({ method: 'POST', body: { title: 'cold' } }),
-  updateTodo: event({ method: 'PUT', id: '1', body: { completed: true } }),
-  deleteTodo: event({ method: 'DELETE', id: '1' }),
-};
+/** Rounds: each subject is timed once a round, in a fresh process. */
+const ROUNDS = 40;
+const TABLE = 'cold-init';
 
 /**
- * Run in a fresh Node process: load the module and run its first invocation, as a Lambda cold
- * start does after the runtime is up. Prints milliseconds.
+ * What a cold start of a shipped function may cost beyond an empty handler's, in ms: the load of
+ * its bundle and its first answer, DynamoDB Local's round trips included. A write runs more of the
+ * store than a read (a read, then a transaction), and more round trips. First set at the figures of
+ * 23 November 2026's tree; the noise is the most the figure of one function moved over seven runs
+ * of that tree. docs/performance.md says why.
+ */
+export const READ_BUDGET: Budget = { limit: 150, noise: 17, unit: 'ms' };
+export const WRITE_BUDGET: Budget = { limit: 165, noise: 17, unit: 'ms' };
+
+/**
+ * The time within which the fastest tenth of the processes answered. Other work on a shared
+ * machine only ever slows a process down, so the fastest tenth says most steadily what the code
+ * itself costs: over seven runs of one tree it moved at most 17 ms, the median 40 ms.
+ */
+function fastestTenth(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 10)] ?? NaN;
+}
+
+/**
+ * Run in a fresh Node process: load the module and answer its first request, as a Lambda cold
+ * start does once the runtime is up. Prints the milliseconds, the status and the body.
  */
 const CHILD = `
 const { performance } = require('node:perf_hooks');
@@ -28,61 +51,142 @@ const event = JSON.parse(eventJson);
 const context = { awsRequestId: 'cold', getRemainingTimeInMillis: () => 10000 };
 const started = performance.now();
 const { handler } = require(file);
-Promise.resolve(handler(event, context, () => {})).then(() => {
-  process.stderr.write(String(performance.now() - started));
+Promise.resolve(handler(event, context, () => {})).then((response) => {
+  const ms = performance.now() - started;
+  process.stderr.write(JSON.stringify({ ms, status: response.statusCode, body: response.body }));
 });
 `;
 
-function timeFirstInvocation(child: string, file: string, firstEvent: unknown): number {
+interface Timed {
+  ms: number;
+  status: number;
+  body: string;
+}
+
+function timeFirstAnswer(child: string, file: string, firstEvent: APIGatewayProxyEventV2, env: NodeJS.ProcessEnv) {
   const run = spawnSync(process.execPath, [child, file, JSON.stringify(firstEvent)], {
-    // As deployed: info logging, to stdout (discarded here, shipped to CloudWatch there).
-    env: { ...process.env, LOG_LEVEL: 'info' },
+    env,
+    // The log lines go to stdout: discarded here, shipped to CloudWatch there.
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const output = run.stderr.toString();
-  if (run.status !== 0 || Number.isNaN(Number(output))) throw new Error(`${file}: ${output}`);
-  return Number(output);
+  if (run.status !== 0) throw new Error(`${file}: ${output}`);
+  return JSON.parse(output) as Timed;
+}
+
+interface Subject {
+  name: string;
+  file: string;
+  /** The request it answers first, in this round; each round's DELETE removes that round's POST. */
+  firstEvent: (created: string | undefined) => APIGatewayProxyEventV2;
+  status: number;
+  /** Undefined for the empty handler, which the others are measured against. */
+  budget?: Budget;
 }
 
 /**
- * Median load-plus-first-invocation time of each packaged bundle, beside an empty handler's.
- * The bundles take turns, round after round, so that drift on a noisy machine hits all alike.
+ * Each shipped function's load and first answer, in a fresh Node process, against DynamoDB Local,
+ * beside an empty handler's, ROUNDS processes each: the fastest tenth's time over the empty
+ * handler's is held to the function's budget, and the median is printed beside it. The subjects take turns, round after round, so that drift on a noisy machine
+ * hits all alike. As deployed: logging at `info`, to stdout.
  */
 export async function coldInit(): Promise<Row[]> {
-  const packaged = await servicePackage(['store=memory']);
+  const packaged = await servicePackage([...SHIPPED]);
+  const dynamodb = await startDynamoDbLocal();
   const dir = mkdtempSync(join(tmpdir(), 'todo-cold-'));
   try {
+    await ensureTable(localClient(dynamodb.endpoint), TABLE);
     // A script file, not `node -e`: under -e the first require() alone costs about 2 ms.
     const child = join(dir, 'child.js');
     writeFileSync(child, CHILD);
     const empty = join(dir, 'empty.js');
     writeFileSync(empty, 'exports.handler = async () => ({ statusCode: 200, body: "" });\n');
-    const subjects = [{ name: 'empty handler (floor)', file: empty, firstEvent: FIRST_EVENTS.listTodos as unknown }];
-    for (const [fn, files] of functionZips(packaged)) {
+    const zips = functionZips(packaged);
+    function bundleFile(fn: string) {
       const file = join(dir, `${fn}.js`);
-      writeFileSync(file, files[`functions/${fn}.js`] ?? new Uint8Array());
-      subjects.push({ name: fn, file, firstEvent: FIRST_EVENTS[fn as keyof typeof FIRST_EVENTS] });
+      writeFileSync(file, zips.get(fn)?.[`functions/${fn}.js`] ?? new Uint8Array());
+      return file;
     }
+    const subjects: Subject[] = [
+      { name: 'empty handler', file: empty, firstEvent: () => event(), status: 200 },
+      { name: 'listTodos', file: bundleFile('listTodos'), firstEvent: () => event(), status: 200, budget: READ_BUDGET },
+      {
+        name: 'getTodo',
+        file: bundleFile('getTodo'),
+        firstEvent: () => event({ id: '1' }),
+        status: 200,
+        budget: READ_BUDGET,
+      },
+      {
+        name: 'createTodo',
+        file: bundleFile('createTodo'),
+        firstEvent: () => event({ method: 'POST', body: { title: 'cold' } }),
+        status: 201,
+        budget: WRITE_BUDGET,
+      },
+      {
+        name: 'updateTodo',
+        file: bundleFile('updateTodo'),
+        firstEvent: () => event({ method: 'PUT', id: '1', body: { completed: true } }),
+        status: 200,
+        budget: WRITE_BUDGET,
+      },
+      {
+        name: 'deleteTodo',
+        file: bundleFile('deleteTodo'),
+        firstEvent: (created) => event({ method: 'DELETE', id: created ?? '' }),
+        status: 200,
+        budget: WRITE_BUDGET,
+      },
+    ];
+    const env = {
+      ...process.env,
+      DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      TODOS_TABLE: TABLE,
+      AWS_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      // Lambda runs Node 22, where the SDK has no notice to print.
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      LOG_LEVEL: 'info',
+    };
     const times = subjects.map((): number[] => []);
-    for (let round = 0; round < PROCESSES; round++) {
-      subjects.forEach(({ file, firstEvent }, i) => times[i]?.push(timeFirstInvocation(child, file, firstEvent)));
+    // One untimed round first: it seeds the table, and warms DynamoDB Local and the disk cache.
+    for (let round = -1; round < ROUNDS; round++) {
+      let created: string | undefined;
+      subjects.forEach(({ name, file, firstEvent, status }, i) => {
+        const timed = timeFirstAnswer(child, file, firstEvent(created), env);
+        if (timed.status !== status) throw new Error(`${name} answered ${timed.status}: ${timed.body}`);
+        if (name === 'createTodo') created = String((JSON.parse(timed.body) as { id: number }).id);
+        if (round >= 0) times[i]?.push(timed.ms);
+      });
     }
-    const [floor = NaN, ...medians] = times.map(median);
-    const rows: Row[] = [{ section: 'coldInit', name: 'empty handler (floor)', value: round(floor, 3), unit: 'ms' }];
-    subjects.slice(1).forEach(({ name }, i) => {
-      const ms = medians[i] ?? NaN;
+    const [floor = NaN, ...fastest] = times.map(fastestTenth);
+    const rows: Row[] = [
+      {
+        section: 'coldInit',
+        name: 'empty handler (floor), fastest tenth',
+        value: round(floor, 1),
+        unit: 'ms',
+        note: `median ${round(median(times[0] ?? []), 1)} ms of ${ROUNDS} processes`,
+      },
+    ];
+    subjects.slice(1).forEach(({ name, budget }, i) => {
+      if (budget === undefined) throw new Error(`${name} has no budget`);
+      const over = round((fastest[i] ?? NaN) - floor, 1);
+      const all = times[i + 1] ?? [];
       rows.push({
         section: 'coldInit',
-        name,
-        value: round(ms, 3),
+        name: `${name}: over the empty handler, fastest tenth`,
+        value: over,
         unit: 'ms',
-        budget: '≤ floor + 1 ms',
-        met: ms - floor <= 1,
-        note: `floor + ${round(ms - floor, 3)} ms`,
+        ...heldTo(over, budget),
+        note: `median ${round(median(all) - median(times[0] ?? []), 1)} ms over; ${ROUNDS} processes, ${round(Math.min(...all), 1)} to ${round(Math.max(...all), 1)} ms`,
       });
     });
     return rows;
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    await dynamodb.close();
   }
 }

@@ -21,12 +21,13 @@ function kindOf(status: number, text: string): Kind {
   return 'other';
 }
 
-const tally = (kinds: string[]) =>
-  Object.entries(
+function tally(kinds: string[]): string {
+  return Object.entries(
     kinds.reduce<Record<string, number>>((counts, kind) => ({ ...counts, [kind]: (counts[kind] ?? 0) + 1 }), {}),
   )
     .map(([kind, count]) => `${count} × ${kind}`)
     .join(', ');
+}
 
 /**
  * `npm run start:dynamodb` against DynamoDB Local under pressure: a burst of 500 concurrent
@@ -42,11 +43,9 @@ export async function dynamodbPressure(options: BenchOptions): Promise<Row[]> {
   let table = 0;
   try {
     for (const tree of trees) {
-      const env = (endpoint: string) => ({
-        DYNAMODB_ENDPOINT: endpoint,
-        TODOS_TABLE: `pressure-${++table}`,
-        LOG_LEVEL: 'silent',
-      });
+      function env(endpoint: string) {
+        return { DYNAMODB_ENDPOINT: endpoint, TODOS_TABLE: `pressure-${++table}`, LOG_LEVEL: 'silent' };
+      }
 
       const server = await startOffline({ script: 'start:dynamodb', cwd: tree.dir, env: env(dynamodb.endpoint) });
       try {

@@ -40,8 +40,9 @@ const DYNAMODB_POSTS = 300;
 const TRIALS = 20;
 
 /** Writes, as the fault proxy sees them: a plain item write or a transaction. */
-const isWrite = (request: SeenRequest) =>
-  ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(request.operation);
+function isWrite(request: SeenRequest): boolean {
+  return ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(request.operation);
+}
 
 async function send(url: string, method: string, path: string, body: unknown, key?: string) {
   const response = await fetch(`${url}${path}`, {
@@ -66,7 +67,9 @@ async function lateLandings(fleet: Fleet): Promise<{ olderKept: number; storedTw
   for (let i = 0; i < TRIALS; i++) {
     const first = `late ${i} ${randomUUID()}`;
     let release: (value?: unknown) => void = () => undefined;
-    const isFirst = (request: SeenRequest) => isWrite(request) && request.body.includes(first);
+    function isFirst(request: SeenRequest) {
+      return isWrite(request) && request.body.includes(first);
+    }
     fleet.proxy.inject(isFirst, { holdRequest: new Promise((resolve) => (release = resolve)) });
     await send(fleet.url, 'PUT', '/todos/1', { title: first });
     await send(fleet.url, 'PUT', '/todos/1', { title: `later ${i}` });
@@ -90,9 +93,10 @@ async function lateLandings(fleet: Fleet): Promise<{ olderKept: number; storedTw
   return { olderKept, storedTwice };
 }
 
-const note = (report: WorkloadReport) =>
-  `${report.history.length} requests; answers ${JSON.stringify(report.statuses)}; ` +
-  `${report.problems.length} problems${report.problems.length > 0 ? `: ${report.problems.slice(0, 3).join('; ')}` : ''}`;
+function note(report: WorkloadReport): string {
+  const problems = report.problems.length > 0 ? `: ${report.problems.slice(0, 3).join('; ')}` : '';
+  return `${report.history.length} requests; answers ${JSON.stringify(report.statuses)}; ${report.problems.length} problems${problems}`;
+}
 
 export async function exactlyOnce(options: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];

@@ -83,7 +83,9 @@ async function list(url: string, gzip: boolean) {
 /** What DynamoDB (as AWS runs it) counted so far, as plain numbers. */
 function dynamoDbCounts(fleet: Fleet) {
   const stats = fleet.dynamodb?.stats;
-  const sum = (counts: Record<string, number> = {}) => Object.values(counts).reduce((total, n) => total + n, 0);
+  function sum(counts: Record<string, number> = {}): number {
+    return Object.values(counts).reduce((total, n) => total + n, 0);
+  }
   return {
     requests: sum(stats?.requests),
     readUnits: stats?.capacity.readUnits ?? 0,
@@ -110,7 +112,9 @@ function answered(answers: readonly PostAnswer[]): Answered {
   const statuses: Record<number, number> = {};
   for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
   const latencies = answers.map((answer) => answer.ms).sort((a, b) => a - b);
-  const at = (share: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN;
+  function at(share: number) {
+    return latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? NaN;
+  }
   return { statuses, p50: at(0.5), p99: at(0.99) };
 }
 
@@ -128,7 +132,9 @@ async function measure(fleet: Fleet, seconds: number, run: () => Promise<Answere
   const { statuses, p50, p99 } = await run();
   const after = { counts: dynamoDbCounts(fleet), cpu: cpuNow() };
   const created = statuses[201] ?? 0;
-  const per = (value: number) => value / Math.max(1, created);
+  function per(value: number) {
+    return value / Math.max(1, created);
+  }
   const machineBusy =
     (after.cpu.machine.busy - cpu.machine.busy) / Math.max(1, after.cpu.machine.total - cpu.machine.total);
   return {
@@ -208,7 +214,9 @@ function createPool(fleet: Fleet): FunctionPool {
  * other (in turn first), so that a slow patch of a shared machine falls on both.
  */
 async function postFigures(fleets: readonly { tree: Tree; fleet: Fleet }[], rows: Row[]): Promise<void> {
-  const inTurn = (i: number) => (i % 2 === 0 ? fleets : [...fleets].reverse());
+  function inTurn(i: number) {
+    return i % 2 === 0 ? fleets : [...fleets].reverse();
+  }
   for (const [i, rate] of OFFERED_RATES.entries()) {
     for (const { tree, fleet } of inTurn(i)) {
       const point = await openLoopPoint(fleet, createPool(fleet), rate);
@@ -304,13 +312,13 @@ async function filledTable(endpoint: string, count: number): Promise<string> {
       })),
     );
   }
-  const write = async (): Promise<void> => {
+  async function write(): Promise<void> {
     for (let batch = batches.pop(); batch !== undefined; batch = batches.pop()) {
       await documents.send(
         new BatchWriteCommand({ RequestItems: { [table]: batch.map((Item) => ({ PutRequest: { Item } })) } }),
       );
     }
-  };
+  }
   await Promise.all(Array.from({ length: 8 }, write));
   client.destroy();
   return table;

@@ -29,8 +29,12 @@ export async function reload(options: BenchOptions): Promise<Row[]> {
       if (name === undefined) throw new Error(`no file of lib/ says ${MESSAGE}`);
       const file = join(scratch.dir, 'lib', name);
       const original = readFileSync(file, 'utf8');
-      const marked = (marker: string) => original.replace(MESSAGE, `'${marker}'`);
-      const served = async (marker: string) => (await (await fetch(`${dev.url}/todos/999`)).text()).includes(marker);
+      function marked(marker: string) {
+        return original.replace(MESSAGE, `'${marker}'`);
+      }
+      async function served(marker: string) {
+        return (await (await fetch(`${dev.url}/todos/999`)).text()).includes(marker);
+      }
 
       const times: number[] = [];
       for (let edit = 1; edit <= EDITS; edit++) {

@@ -81,12 +81,14 @@ export function awsDynamoDb(localEndpoint: string, options: AwsDynamoDbOptions =
   const slowRules: { match: Match; until: Promise<unknown>; times: number }[] = [];
   const watchers: { match: Match; resolve: () => void }[] = [];
   const withLatency = options.latency ?? true;
-  const pause = (ms: number) => (withLatency ? sleep(ms) : Promise.resolve());
+  function pause(ms: number) {
+    return withLatency ? sleep(ms) : Promise.resolve();
+  }
   /** A request refused before it ran costs a round trip to one storage node. */
-  const refusal = async (refused: Answer) => {
+  async function refusal(refused: Answer) {
     await pause(timeAt(PUT_ITEM, Math.random()));
     return answer(refused);
-  };
+  }
 
   async function send(request: UpstreamRequest): Promise<UpstreamAnswer> {
     const { operation } = request.seen;

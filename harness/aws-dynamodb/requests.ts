@@ -160,15 +160,17 @@ function valueSize(value: AttributeValue): number {
     case 'NS':
     case 'BS': {
       const elements = inner as unknown[];
-      const size = (element: unknown) =>
-        typeof element === 'object' && element !== null
-          ? valueSize(element as AttributeValue)
-          : Buffer.byteLength(String(element));
-      return 3 + elements.length + elements.reduce<number>((sum, element) => sum + size(element), 0);
+      return 3 + elements.length + elements.reduce<number>((sum, element) => sum + elementSize(element), 0);
     }
     default:
       return 1;
   }
+}
+
+/** An element of a list (an attribute value) or of a set (a plain string). */
+function elementSize(element: unknown): number {
+  if (typeof element === 'object' && element !== null) return valueSize(element as AttributeValue);
+  return Buffer.byteLength(String(element));
 }
 
 /** The items a read answered with, each by the same identity as `Access.item`, and its size. */

@@ -141,9 +141,9 @@ const NOT_APPLIED = [
 export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise<T>((resolve, reject) => {
-    const stop = () => {
+    function stop() {
       reject(signal.reason as Error);
-    };
+    }
     signal.addEventListener('abort', stop, { once: true });
     work.then(resolve, reject).finally(() => {
       signal.removeEventListener('abort', stop);
@@ -268,7 +268,9 @@ function marshalled(input: object): Record<string, unknown> {
 
 /** The answer's error as the store reads it: DynamoDB's code (after `#` in `__type`), and a cancellation's reasons. */
 function errorOf(status: number, body: Record<string, unknown>, attempts: number): DynamoDbError {
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  function text(value: unknown) {
+    return typeof value === 'string' ? value : undefined;
+  }
   const type = text(body.__type) ?? `Http${status}`;
   const name = type.slice(type.lastIndexOf('#') + 1);
   const reasons = (body.CancellationReasons as { Code?: string; Item?: Record<string, never> }[] | undefined)?.map(
@@ -314,19 +316,21 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
       headers: signed.headers,
     });
     let timer: NodeJS.Timeout | undefined;
-    const timeout = (what: string, ms: number) => {
+    function timeout(what: string, ms: number) {
       clearTimeout(timer);
       timer = setTimeout(
         () => request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { attempts })),
         ms,
       );
-    };
-    const onAbort = () => request.destroy(signal.reason as Error);
+    }
+    function onAbort() {
+      request.destroy(signal.reason as Error);
+    }
     signal.addEventListener('abort', onAbort, { once: true });
-    const done = () => {
+    function done() {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-    };
+    }
     request.on('socket', (socket) => {
       if (!socket.connecting) {
         timeout('answer', REQUEST_TIMEOUT_MS);

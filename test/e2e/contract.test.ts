@@ -4,7 +4,7 @@ import { NOT_FOUND_IDS, expectJson, expectTodoNotFound } from '../support/expect
 import { E2E_STORES, startService, type Service } from '../support/servers';
 
 /**
- * Every row and rule of SPEC.md, over real HTTP against `PORT=<n> npm start` (and
+ * Every row and rule of docs/spec.md, over real HTTP against `PORT=<n> npm start` (and
  * `npm run start:dynamodb`), every response checked against openapi.yaml. Each test creates the
  * records it works on and asserts ids relative to them, so the tests hold in any order; only the
  * start state has a server of its own.

@@ -3,7 +3,7 @@ import { START_WITHIN_MS } from '../../harness/offline';
 import { NOT_AN_OBJECT_BODIES, expectBadRequest } from '../support/expectations';
 import { E2E_STORES, startService, type Service } from '../support/servers';
 
-/** What SPEC.md leaves open, answered as users of a well-made API expect. */
+/** What docs/spec.md leaves open, answered as users of a well-made API expect. */
 describe.each(E2E_STORES)('%s store', (store) => {
   let service: Service;
   beforeAll(async () => {

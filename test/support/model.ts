@@ -4,7 +4,7 @@ import type fc from 'fast-check';
 import type { Method } from '../../harness/event';
 
 /**
- * A reference model of SPEC.md (a list and a counter) and the command that drives the service
+ * A reference model of docs/spec.md (a list and a counter) and the command that drives the service
  * and the model side by side: after every command the status, the body and the whole list must
  * equal the model's. The model restates the contract from the spec and the README's answers to
  * what it leaves open; it shares no code with the service. The random commands are in
@@ -98,7 +98,7 @@ function parseBody(body: string | undefined): Parsed {
   return { object: value as Record<string, unknown> };
 }
 
-/** SPEC.md §4: the path value is converted to a number; no match means no record. */
+/** docs/spec.md §4: the path value is converted to a number; no match means no record. */
 function indexOf(model: Model, id: string | undefined): number {
   const wanted = Number(id);
   return model.todos.findIndex((todo) => todo.id === wanted);
@@ -112,7 +112,7 @@ const own = (object: Record<string, unknown>, key: string) => (Object.hasOwn(obj
  */
 const KEY = /^"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\]){1,255}"$/;
 
-/** SPEC.md §4 and the README: a path value that is a positive whole number may name a record. */
+/** docs/spec.md §4 and the README: a path value that is a positive whole number may name a record. */
 const mayNameARecord = (id: string | undefined) => Number.isSafeInteger(Number(id)) && Number(id) >= 1;
 
 /**

@@ -233,7 +233,9 @@ describe('stack traces', () => {
       await withScratchCopy(async (dir) => {
         const file = join(dir, 'lib/input.ts');
         const source = readFileSync(file, 'utf8');
-        const marker = 'export function parseTodoId(raw: string | undefined): number {';
+        // The line that opens parseTodoId's body, written as a declaration or as a const arrow.
+        const marker = /^export (?:function|const) parseTodoId\b.*\{$/m.exec(source)?.[0];
+        if (marker === undefined) throw new Error('lib/input.ts has no parseTodoId with a block body');
         writeFileSync(file, source.replace(marker, `${marker}\n  if (raw === '1') throw new Error('planted');`));
         const line = source.split('\n').findIndex((text) => text === marker) + 2;
         const invoked = await runServerless(['invoke', 'local', '-f', 'getTodo', '--path', eventFile('getTodo')], {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { httpHandler, json } from '../../lib/http';
+import { answer, created, httpHandler, json, text } from '../../lib/http';
 import { context, event, invoke } from '../../harness/event';
 
 describe('httpHandler', () => {
@@ -16,5 +16,31 @@ describe('httpHandler', () => {
   it('passes a handler answer through unchanged', async () => {
     const handler = httpHandler(() => Promise.resolve(json(200, { ok: true })));
     expect(await handler(event(), context(), () => undefined)).toEqual(json(200, { ok: true }));
+  });
+
+  it('answers the response of a write’s answer, unchanged', async () => {
+    const response = created({ id: 3, title: 't', completed: false });
+    const handler = httpHandler(() => Promise.resolve({ response, todoId: 3, replayed: false }));
+    expect(await invoke(handler, event({ method: 'POST', body: { title: 't' } }))).toEqual(response);
+  });
+});
+
+describe('answer', () => {
+  const todo = { id: 3, title: 't', completed: false };
+
+  it('carries the id of the record written, for the log', () => {
+    expect(answer({ value: todo, replayed: false }, created)).toEqual({
+      response: created(todo),
+      todoId: 3,
+      replayed: false,
+    });
+  });
+
+  it('says a replay in Idempotent-Replayed, and to the log', () => {
+    const deleted = text(200, 'Deleted');
+    expect(answer({ value: true, replayed: true }, () => deleted)).toEqual({
+      response: { ...deleted, headers: { ...deleted.headers, 'idempotent-replayed': 'true' } },
+      replayed: true,
+    });
   });
 });

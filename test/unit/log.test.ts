@@ -4,7 +4,7 @@ import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { createTodo } from '../../harness/routes';
 import { getTodo } from '../../harness/routes';
 import { context, event, invoke, type EventOptions } from '../../harness/event';
-import { httpHandler } from '../../lib/http';
+import { httpHandler, json } from '../../lib/http';
 import { errorFields, logLevelFrom, readLogLevel, writeLine } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { requestLogLine } from '../support/expectations';
@@ -66,6 +66,14 @@ describe('request logs', () => {
     });
     expect(lines).toEqual([expect.objectContaining({ level: 'info', status: 201, todoId: '3', Created: 1 })]);
     expect(JSON.stringify(lines)).not.toContain('secret title text');
+  });
+
+  it('logs the id of the record a write answered with from the handler’s answer, not from its Location', async () => {
+    const handler = httpHandler(() =>
+      Promise.resolve({ response: json(201, {}, { location: '/todos/elsewhere' }), todoId: 41, replayed: false }),
+    );
+    const lines = await call(handler, { method: 'POST', body: { title: 't' } });
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', status: 201, todoId: '41', Created: 1 })]);
   });
 
   it('logs 4xx at info, without a stack', async () => {

@@ -14,6 +14,18 @@ describe('memory store', () => {
     expect.assertions(2);
   });
 
+  it('answers an empty PUT with the record as it is: it writes nothing back and claims no key', async () => {
+    resetMemoryStore();
+    const before = await memoryStore.get(1);
+    const key = { key: '"k"', fingerprint: 'an empty PUT', expiresAt: Date.now() + 60_000 };
+    expect(await memoryStore.update(1, {}, { claim: key })).toEqual({ value: before, replayed: false });
+    // The very record handed out before: an empty PUT replaces nothing.
+    expect(await memoryStore.get(1)).toBe(before);
+    // The key is still free for another request.
+    const other = { ...key, fingerprint: 'another PUT' };
+    expect(await memoryStore.update(1, { completed: true }, { claim: other })).toMatchObject({ replayed: false });
+  });
+
   it('reset puts the store back to records 1 and 2 and next id 3', async () => {
     await memoryStore.create('a');
     await memoryStore.remove(1);
