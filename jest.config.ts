@@ -21,6 +21,7 @@ const TEST_WITHIN_MS = 60_000;
 
 /** Unit test files that run on every store (test/support/stores.ts): on the memory store in `unit`, on DynamoDB Local in `dynamodb`. */
 export const EVERY_STORE = [
+  'conditional',
   'createTodo',
   'deleteTodo',
   'getTodo',

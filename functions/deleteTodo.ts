@@ -1,16 +1,21 @@
 import { found } from '../lib/errors';
+import { ifMatch } from '../lib/conditional';
 import { answer, httpHandler, text } from '../lib/http';
 import { parseTodoId } from '../lib/input';
 import { idempotencyClaim } from '../lib/idempotency';
 import { remove } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404. */
+/**
+ * DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404; with If-Match, 412 when the
+ * record changed since the client read it, and nothing changes.
+ */
 function deleteTodo(todos: Pick<TodoStore, 'remove'>) {
   return httpHandler(async (event, deadline) => {
     const claim = idempotencyClaim(event, undefined);
     const id = parseTodoId(event.pathParameters?.id);
-    return answer(found(await todos.remove(id, { deadline, claim })), () => text(200, 'Deleted'));
+    const precondition = ifMatch(event);
+    return answer(found(await todos.remove(id, { deadline, claim, precondition })), () => text(200, 'Deleted'));
   });
 }
 

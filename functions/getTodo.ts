@@ -1,14 +1,14 @@
 import { found } from '../lib/errors';
-import { httpHandler, json } from '../lib/http';
+import { httpHandler, todoRead } from '../lib/http';
 import { parseTodoId } from '../lib/input';
 import { get } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** GET /todos/{id}: 200 with the Todo, or 404. */
+/** GET /todos/{id}: 200 with the Todo and its ETag, 304 when If-None-Match names it, or 404. */
 function getTodo(todos: Pick<TodoStore, 'get'>) {
   return httpHandler(async (event, deadline) => {
     const id = parseTodoId(event.pathParameters?.id);
-    return json(200, found(await todos.get(id, deadline)));
+    return todoRead(event, found(await todos.get(id, deadline)));
   });
 }
 

@@ -2,7 +2,10 @@ import { httpHandler, listAnswer } from '../lib/http';
 import { list } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** GET /todos: 200, every Todo in list order (gzip-compressed for a client that accepts it). */
+/**
+ * GET /todos: 200, every Todo in list order (gzip-compressed for a client that accepts it), with
+ * the list's ETag; 304 when If-None-Match names it.
+ */
 function listTodos(todos: Pick<TodoStore, 'list'>) {
   return httpHandler(async (event, deadline) => listAnswer(event, await todos.list(deadline)));
 }

@@ -1,11 +1,15 @@
 import { found } from '../lib/errors';
-import { answer, bodyText, httpHandler, json } from '../lib/http';
+import { ifMatch } from '../lib/conditional';
+import { answer, bodyText, httpHandler, todoAnswer } from '../lib/http';
 import { idempotencyClaim } from '../lib/idempotency';
 import { parseJsonObject, parseTodoId, todoPatch } from '../lib/input';
 import { update } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** PUT /todos/{id}: partial update, 200 with the record after it, or 404. */
+/**
+ * PUT /todos/{id}: partial update, 200 with the record after it (and its ETag), or 404; with
+ * If-Match, 412 when the record changed since the client read it, and nothing changes.
+ */
 function updateTodo(todos: Pick<TodoStore, 'update'>) {
   return httpHandler(async (event, deadline) => {
     const body = bodyText(event);
@@ -13,7 +17,10 @@ function updateTodo(todos: Pick<TodoStore, 'update'>) {
     // The body is checked before the id: a malformed request is a 400 whatever its id.
     const patch = todoPatch(parseJsonObject(body));
     const id = parseTodoId(event.pathParameters?.id);
-    return answer(found(await todos.update(id, patch, { deadline, claim })), (todo) => json(200, todo));
+    const precondition = ifMatch(event);
+    return answer(found(await todos.update(id, patch, { deadline, claim, precondition })), (todo) =>
+      todoAnswer(200, todo),
+    );
   });
 }
 

@@ -46,6 +46,15 @@ export class KeyReused extends Refusal {
   override readonly message = 'Idempotency-Key was used with a different request';
 }
 
+/**
+ * If-Match named a version of the record other than the one stored: the record changed since the
+ * client read it, and nothing was written. 412, as RFC 9110 §13.1.1 says.
+ */
+export class PreconditionFailed extends Refusal {
+  override readonly status = 412;
+  override readonly message = 'The Todo has changed since it was read: read it again (a new ETag) and retry';
+}
+
 const RETRY_LATER = { 'retry-after': '1' };
 
 /** A request with this Idempotency-Key is still being written, and its answer is not known in time: 409. */

@@ -5,6 +5,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import { accessLog, type Answered } from './access-log';
+import { etagOf, notModified, todoEtag } from './conditional';
 import { InvalidInput, Refusal } from './errors';
 import { log } from './log';
 import { metricFields } from './metrics';
@@ -28,9 +29,25 @@ export function text(statusCode: number, body: string): HttpResponse {
   return { statusCode, headers: { 'content-type': TEXT_TYPE }, body };
 }
 
+/** A Todo's answer, with its entity tag (lib/conditional.ts) for a later If-Match or If-None-Match. */
+export function todoAnswer(statusCode: number, todo: Todo, headers?: Record<string, string>): HttpResponse {
+  return json(statusCode, todo, { etag: todoEtag(todo), ...headers });
+}
+
 /** 201 Created, with the record and its address in `Location`. */
 export function created(todo: Todo): HttpResponse {
-  return json(201, todo, { location: `/todos/${todo.id}` });
+  return todoAnswer(201, todo, { location: `/todos/${todo.id}` });
+}
+
+/** 304 Not Modified: no body, and the headers a 200 would have had that say which copy is current. */
+function notModifiedAnswer(headers: Record<string, string>): HttpResponse {
+  return { statusCode: 304, headers, body: '' };
+}
+
+/** GET /todos/{id}: the Todo, or 304 when the client's If-None-Match names the copy it has. */
+export function todoRead(event: APIGatewayProxyEventV2, todo: Todo): HttpResponse {
+  const etag = todoEtag(todo);
+  return notModified(event, etag) ? notModifiedAnswer({ etag }) : json(200, todo, { etag });
 }
 
 /**
@@ -78,11 +95,15 @@ function acceptsGzip(header = ''): boolean {
 /**
  * GET /todos: the list, gzip-compressed (base64 in Lambda's answer, which API Gateway decodes)
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
- * itself. The answer varies with Accept-Encoding, and says so to caches.
+ * itself. The answer varies with Accept-Encoding, and says so to caches. Its entity tag is weak
+ * (`W/"…"`), one for both encodings, as RFC 9110 §8.8.1 allows for the same content: so a 304 for
+ * a client's If-None-Match is decided before any compression.
  */
 export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse {
   const body = JSON.stringify(todos);
-  const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding' };
+  const etag = `W/${etagOf(body)}`;
+  const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding', etag };
+  if (notModified(event, etag)) return notModifiedAnswer({ vary: headers.vary, etag });
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
     // node:zlib is loaded by the first list worth compressing, not at load: requiring it costs
     // about 1 ms of a cold start (npm run bench -- coldInit).

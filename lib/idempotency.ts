@@ -23,10 +23,20 @@ export const MAX_KEY_LENGTH = 255;
 const KEY = new RegExp(`^"(?:[ !#-[\\]-~]|\\\\["\\\\]){1,${MAX_KEY_LENGTH}}"$`);
 
 /**
+ * The request's If-Match, as it goes into the fingerprint: after a space, which a path never
+ * holds, so no request without one has the same fingerprint.
+ */
+function precondition(event: APIGatewayProxyEventV2): string {
+  const ifMatch = event.headers['if-match'];
+  return ifMatch === undefined ? '' : ` ${ifMatch}`;
+}
+
+/**
  * The request's claim on its Idempotency-Key, or undefined without one. A key that is not the
  * draft's quoted string, or that is empty or longer than MAX_KEY_LENGTH, is a 400. The request
- * is fingerprinted by its method, path and body exactly as sent, so that the key answers that
- * request only.
+ * is fingerprinted by its method, path, If-Match and body exactly as sent, so that the key
+ * answers that request only. Without If-Match the fingerprint is what it was before conditional
+ * requests, so a key claimed before a deploy still answers its retry after it.
  */
 export function idempotencyClaim(
   event: APIGatewayProxyEventV2,
@@ -47,7 +57,7 @@ export function idempotencyClaim(
     fingerprint: process
       .getBuiltinModule('node:crypto')
       .createHash('sha256')
-      .update(`${event.requestContext.http.method} ${event.rawPath}\n${body ?? ''}`)
+      .update(`${event.requestContext.http.method} ${event.rawPath}${precondition(event)}\n${body ?? ''}`)
       .digest('base64url'),
     expiresAt: Date.now() + KEY_LIFETIME_MS,
   };

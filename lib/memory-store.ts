@@ -1,18 +1,20 @@
-import { KeyReused, ListFull } from './errors';
+import { KeyReused, ListFull, PreconditionFailed } from './errors';
 import { MAX_LIST_BYTES, listBytes } from './list-size';
 import {
   FIRST_NEW_ID,
   SEED_TODOS,
   type IdempotencyClaim,
+  type Precondition,
   type Todo,
   type TodoStore,
   type WriteOptions,
   type Written,
 } from './todos';
 
-/** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave. */
+/** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave (a 412 included). */
 interface KeptClaim extends IdempotencyClaim {
   readonly value: unknown;
+  readonly preconditionFailed?: true;
 }
 
 interface MemoryState {
@@ -73,7 +75,7 @@ export function resetMemoryStore(): void {
 /**
  * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
  * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
- * with the claim. Undefined when there is no such record.
+ * with the claim, a PreconditionFailed included. Undefined when there is no such record.
  */
 function claimed<T>(
   claim: IdempotencyClaim | undefined,
@@ -82,17 +84,31 @@ function claimed<T>(
   const kept = claim && claims.get(claim.key);
   if (claim && kept && kept.expiresAt > Date.now()) {
     if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
+    if (kept.preconditionFailed) throw new PreconditionFailed();
     return { value: kept.value as NonNullable<T>, replayed: true };
   }
-  const value = write();
-  if (value === undefined || value === null) return undefined as Extract<T, undefined>;
-  if (claim) {
-    // An expired key claimed again goes to the back, as the newest; only a new key evicts the oldest.
-    claims.delete(claim.key);
-    if (claims.size >= MAX_KEPT_CLAIMS) claims.delete(claims.keys().next().value ?? '');
-    claims.set(claim.key, { ...claim, value });
+  let value: T;
+  try {
+    value = write();
+  } catch (error) {
+    if (claim && error instanceof PreconditionFailed) keep({ ...claim, value: undefined, preconditionFailed: true });
+    throw error;
   }
+  if (value === undefined || value === null) return undefined as Extract<T, undefined>;
+  if (claim) keep({ ...claim, value });
   return { value, replayed: false };
+}
+
+function keep(kept: KeptClaim): void {
+  // An expired key claimed again goes to the back, as the newest; only a new key evicts the oldest.
+  claims.delete(kept.key);
+  if (claims.size >= MAX_KEPT_CLAIMS) claims.delete(claims.keys().next().value ?? '');
+  claims.set(kept.key, kept);
+}
+
+/** A PUT or DELETE's If-Match (lib/todos.ts): PreconditionFailed when the record is not the one the client read. */
+function check(precondition: Precondition | undefined, current: Todo): void {
+  if (precondition !== undefined && !precondition(current)) throw new PreconditionFailed();
 }
 
 // The list's size (state.bytes) changes through these two only, one for each direction.
@@ -131,16 +147,18 @@ export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {})
     }),
   );
 
-export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions = {}) => {
+export const update: TodoStore['update'] = (id, patch, { claim, precondition }: WriteOptions = {}) => {
   // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
   if (patch.title === undefined && patch.completed === undefined) {
     const current = todos.get(id);
+    if (current !== undefined) check(precondition, current);
     return now(current && { value: current, replayed: false });
   }
   return now(
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
+      check(precondition, current);
       const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
       // Only the title changes the list's size (listBytes): a PUT of `completed` alone sizes nothing.
       if (todo.title !== current.title) {
@@ -154,11 +172,12 @@ export const update: TodoStore['update'] = (id, patch, { claim }: WriteOptions =
   );
 };
 
-export const remove: TodoStore['remove'] = (id, { claim }: WriteOptions = {}) =>
+export const remove: TodoStore['remove'] = (id, { claim, precondition }: WriteOptions = {}) =>
   now(
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
+      check(precondition, current);
       shrink(listBytes(current));
       todos.delete(id);
       return true as const;

@@ -43,9 +43,18 @@ export interface IdempotencyClaim {
   readonly expiresAt: number;
 }
 
+/**
+ * What a PUT or DELETE asks of the record before it is written (If-Match, lib/conditional.ts):
+ * true when the record, as it is at the write, is the one the client last read. The store checks
+ * it against the very record its write is conditioned on, so the check and the write are one
+ * step; when it is false nothing changes, and the store throws PreconditionFailed (412).
+ */
+export type Precondition = (current: Todo) => boolean;
+
 export interface WriteOptions {
   readonly deadline?: Deadline | undefined;
   readonly claim?: IdempotencyClaim | undefined;
+  readonly precondition?: Precondition | undefined;
 }
 
 /** A write's result: what it wrote, or, for a retry of a keyed write, what the first one wrote. */
@@ -63,7 +72,9 @@ export interface Written<T> {
  *
  * Writes keep the list within MAX_LIST_BYTES (ListFull), and a write with a claim either is
  * stored with it or, when the key was claimed before, answers what the first write answered
- * (KeyReused when that was a different request).
+ * (KeyReused when that was a different request). A PUT or DELETE with a precondition that the
+ * record fails changes nothing and throws PreconditionFailed; with a claim, its key keeps that
+ * answer too, so a retry gets the 412 again.
  */
 export interface TodoStore {
   list(deadline?: Deadline): Promise<Todo[]>;

@@ -88,7 +88,7 @@ function functionProblem(name: string): string | undefined {
   return `No function "${name}" in serverless.yml: did you mean "${closest(name, known)}"? Functions: ${known.join(', ')}`;
 }
 
-/** The framework's rule for a stage's name (osls, lib/utils/stage-pattern.js). */
+/** The framework's rule for a stage's name: osls checks the same pattern (its stage-pattern module). */
 const STAGE_NAME = /^[A-Za-z0-9-]+$/;
 
 /** Why `stage` is not a name the framework takes, in one line; undefined when it is, or not given (dev). */

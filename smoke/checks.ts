@@ -48,6 +48,13 @@ function key(): string {
 const idempotencyKey = (value: string) => ({ 'idempotency-key': value });
 const replayed = (answer: Answer) => answer.headers.get('idempotent-replayed');
 
+/** The answer's ETag, which openapi.yaml requires of it (the contract has checked it is there). */
+function etagOf(answer: Answer): string {
+  const etag = answer.headers.get('etag');
+  expectThat(etag !== null, `${answer.status} answer without an ETag`);
+  return etag;
+}
+
 /** The answer's values of a comma-separated header, lower-cased. */
 function listed(answer: Answer, header: string): string[] {
   return (answer.headers.get(header) ?? '')
@@ -56,7 +63,7 @@ function listed(answer: Answer, header: string): string[] {
     .filter((value) => value !== '');
 }
 
-/** A record this run created and then deleted: its id is never used again (SPEC.md §1). */
+/** A record this run created and then deleted: its id is never used again (docs/spec.md §1). */
 async function deletedRecord(stage: Stage, what: string): Promise<Todo> {
   const todo = await stage.create(what);
   await stage.send('DELETE', `/todos/${todo.id}`, { expect: 200 });
@@ -69,7 +76,7 @@ async function expectPreflightAllows(stage: Stage, path: string, method: string)
     headers: {
       origin: FOREIGN_ORIGIN,
       'access-control-request-method': method,
-      'access-control-request-headers': 'content-type,idempotency-key',
+      'access-control-request-headers': 'content-type,idempotency-key,if-match,if-none-match',
     },
   });
   const where = `OPTIONS ${path} (preflight of ${method}) → ${answer.status}`;
@@ -82,7 +89,7 @@ async function expectPreflightAllows(stage: Stage, path: string, method: string)
     `${where}: Access-Control-Allow-Methods (${methods.join(',')}) leaves out ${method}`,
   );
   const headers = listed(answer, 'access-control-allow-headers');
-  for (const header of ['content-type', 'idempotency-key']) {
+  for (const header of ['content-type', 'idempotency-key', 'if-match', 'if-none-match']) {
     expectThat(
       headers.includes('*') || headers.includes(header),
       `${where}: Access-Control-Allow-Headers (${headers.join(',')}) leaves out ${header}`,
@@ -285,6 +292,78 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
+    name: 'GET /todos/{id} → 304: If-None-Match naming its ETag, no body; 400 for a malformed If-None-Match',
+    run: async (stage) => {
+      const todo = await stage.create('cached');
+      const path = `/todos/${todo.id}`;
+      const etag = etagOf(await stage.send('GET', path, { expect: 200 }));
+      const again = await stage.send('GET', path, { headers: { 'if-none-match': etag }, expect: 304 });
+      expectEqual([again.text, again.headers.get('etag')], ['', etag], `GET ${path} with If-None-Match`);
+      await stage.send('GET', path, { headers: { 'if-none-match': 'not-quoted' }, expect: 400 });
+    },
+  },
+  {
+    name: 'GET /todos → 304: If-None-Match naming the list’s ETag; 400 for a malformed If-None-Match',
+    run: async (stage) => {
+      // Other clients of a stage in use may change the list between the two requests: a few tries.
+      let answer: Answer | undefined;
+      for (let tries = 0; tries < 3 && answer?.status !== 304; tries++) {
+        const etag = etagOf(await stage.send('GET', '/todos', { expect: 200 }));
+        answer = await stage.send('GET', '/todos', { headers: { 'if-none-match': etag } });
+      }
+      expectEqual(answer?.status, 304, 'GET /todos with the If-None-Match of the list just read');
+      await stage.send('GET', '/todos', { headers: { 'if-none-match': 'not-quoted' }, expect: 400 });
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 412: If-Match naming the ETag it had before a change; nothing changes',
+    run: async (stage) => {
+      const todo = await stage.create('edited in two tabs');
+      const path = `/todos/${todo.id}`;
+      const read = etagOf(await stage.send('GET', path, { expect: 200 }));
+      const changed = await stage.send('PUT', path, {
+        body: { completed: true },
+        headers: { 'if-match': read },
+        expect: 200,
+      });
+      const stale = { body: { title: stage.title('lost update') }, headers: { 'if-match': read } };
+      await stage.send('PUT', path, { ...stale, expect: 412 });
+      expectEqual((await stage.send('GET', path, { expect: 200 })).json(), changed.json(), `GET ${path} after the 412`);
+      await stage.send('PUT', path, {
+        body: { completed: false },
+        headers: { 'if-match': etagOf(changed) },
+        expect: 200,
+      });
+    },
+  },
+  {
+    name: 'PUT /todos/{id} → 412 sent again with its Idempotency-Key → 412 again',
+    run: async (stage) => {
+      const todo = await stage.create('stale keyed update');
+      const path = `/todos/${todo.id}`;
+      const read = etagOf(await stage.send('GET', path, { expect: 200 }));
+      await stage.send('PUT', path, { body: { completed: true }, expect: 200 });
+      const options = {
+        body: { completed: false },
+        headers: { 'if-match': read, ...idempotencyKey(key()) },
+        expect: 412,
+      };
+      await stage.send('PUT', path, options);
+      await stage.send('PUT', path, options);
+    },
+  },
+  {
+    name: 'DELETE /todos/{id} → 412: If-Match naming the ETag it had before a change; the record stays',
+    run: async (stage) => {
+      const todo = await stage.create('deleted in two tabs');
+      const path = `/todos/${todo.id}`;
+      const read = etagOf(await stage.send('GET', path, { expect: 200 }));
+      await stage.send('PUT', path, { body: { completed: true }, expect: 200 });
+      await stage.send('DELETE', path, { headers: { 'if-match': read }, expect: 412 });
+      await stage.send('GET', path, { expect: 200 });
+    },
+  },
+  {
     name: 'PATCH /todos/{id} → 404 from the gateway: a route openapi.yaml does not list',
     run: async (stage) => {
       const todo = await stage.create('patched');
@@ -293,7 +372,7 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
-    name: `CORS: a preflight from ${FOREIGN_ORIGIN} is allowed POST, PUT and DELETE with Content-Type and Idempotency-Key`,
+    name: `CORS: a preflight from ${FOREIGN_ORIGIN} is allowed POST, PUT and DELETE with Content-Type, Idempotency-Key, If-Match and If-None-Match`,
     run: async (stage) => {
       const todo = await stage.create('preflighted');
       await expectPreflightAllows(stage, '/todos', 'POST');
@@ -302,7 +381,7 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
-    name: `CORS: a POST from ${FOREIGN_ORIGIN} is readable there, Location and Idempotent-Replayed exposed`,
+    name: `CORS: a POST from ${FOREIGN_ORIGIN} is readable there, Location, Idempotent-Replayed and ETag exposed`,
     run: async (stage) => {
       const answer = await stage.send('POST', '/todos', {
         body: { title: stage.title('from another origin') },
@@ -312,7 +391,7 @@ export const CHECKS: readonly Check[] = [
       const origin = answer.headers.get('access-control-allow-origin');
       expectThat(origin === '*' || origin === FOREIGN_ORIGIN, `POST /todos: Access-Control-Allow-Origin is ${origin}`);
       const exposed = listed(answer, 'access-control-expose-headers');
-      for (const header of ['location', 'idempotent-replayed']) {
+      for (const header of ['location', 'idempotent-replayed', 'etag']) {
         expectThat(
           exposed.includes('*') || exposed.includes(header),
           `POST /todos: Access-Control-Expose-Headers (${exposed.join(',')}) leaves out ${header}`,

@@ -131,6 +131,12 @@ export class Contract {
     let documented = operation.responses[String(response.status)];
     if (documented?.$ref !== undefined) documented = this.document.components.responses[refName(documented.$ref)];
     if (documented === undefined) throw new Error(`${where}: status not documented in openapi.yaml`);
+    if (documented.content === undefined) {
+      // An answer documented without a body (a 304): it has none, whatever its Content-Type says.
+      if (response.text !== '') throw new Error(`${where}: a body where openapi.yaml documents none`);
+      this.#checkHeaders(where, documented.headers ?? {}, response.headers);
+      return { method, template, status: response.status };
+    }
     const contentType = response.headers.get('content-type');
     const mediaType = (contentType ?? '').split(';')[0]?.trim() ?? '';
     const media = documented.content?.[mediaType];

@@ -1,4 +1,4 @@
-import { KeyInFlight, KeyReused } from '../errors';
+import { KeyInFlight, KeyReused, PreconditionFailed } from '../errors';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { EXPIRES, toTodo, type Item } from './table';
 import type { Reason, TransactItem } from './transaction';
@@ -7,7 +7,7 @@ import type { Reason, TransactItem } from './transaction';
  * An Idempotency-Key's claim (lib/idempotency.ts) as the DynamoDB store keeps it: an item
  * `pk = "KEY#<key>"` written in the same transaction as the write it answers, so the two are
  * stored together or not at all, and no crash leaves a key "in progress". It keeps the request's
- * fingerprint and the answer (the record as written; none for a DELETE), not the request.
+ * fingerprint and the answer (the record as written, or that If-Match failed: a 412), not the request.
  */
 
 export function claimKey(key: string): { pk: string; id: number } {
@@ -19,14 +19,19 @@ interface ClaimItem {
   readonly fingerprint: string;
   readonly [EXPIRES]: number;
   readonly todo?: Todo;
+  /** The request was answered 412 (PreconditionFailed): its retry is too. */
+  readonly preconditionFailed?: true;
 }
+
+/** What a claim keeps for the retries of its request: the record, or that the request was answered 412. */
+export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed: true };
 
 /**
  * The claim's action in a write's transaction: a Put on condition that the key is free or its
  * claim expired (DynamoDB's time to live can take up to two days to delete it). A cancellation
  * carries the claim found (ALL_OLD), for the request to answer with.
  */
-export function claimPut(table: string, claim: IdempotencyClaim, todo: Todo | undefined): TransactItem {
+export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer): TransactItem {
   return {
     Put: {
       TableName: table,
@@ -34,7 +39,7 @@ export function claimPut(table: string, claim: IdempotencyClaim, todo: Todo | un
         ...claimKey(claim.key),
         fingerprint: claim.fingerprint,
         [EXPIRES]: Math.ceil(claim.expiresAt / 1000),
-        ...(todo && { todo }),
+        ...answer,
       },
       ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
       ExpressionAttributeNames: { '#expires': EXPIRES },
@@ -45,14 +50,16 @@ export function claimPut(table: string, claim: IdempotencyClaim, todo: Todo | un
 }
 
 /**
- * The answer a claimed key keeps, for a request with the same key: its record (none for a
- * DELETE); KeyReused when the key came with another request; undefined once the claim expired.
+ * The answer a claimed key keeps, for a request with the same key: its record; PreconditionFailed
+ * when it was a 412; KeyReused when the key came with another request; undefined once the claim
+ * expired.
  */
 export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Written<Todo | undefined> | undefined {
   const kept = item as unknown as ClaimItem;
   if (claim === undefined || kept[EXPIRES] * 1000 <= Date.now()) return undefined;
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-  return { value: kept.todo && toTodo(kept.todo as unknown as Item), replayed: true };
+  if (kept.preconditionFailed) throw new PreconditionFailed();
+  return { value: kept.todo && toTodo(kept.todo), replayed: true };
 }
 
 /**

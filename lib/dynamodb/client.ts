@@ -64,9 +64,17 @@ export interface QueryInput {
   readonly ExclusiveStartKey?: Item | undefined;
 }
 
+/** An action that writes nothing: its transaction is applied only while its condition holds. */
+export interface ConditionCheckInput extends DeleteInput {
+  readonly ConditionExpression: string;
+}
+
 /** One action of a transaction. */
 export type TransactItem =
-  { readonly Put: PutInput } | { readonly Update: UpdateInput } | { readonly Delete: DeleteInput };
+  | { readonly Put: PutInput }
+  | { readonly Update: UpdateInput }
+  | { readonly Delete: DeleteInput }
+  | { readonly ConditionCheck: ConditionCheckInput };
 
 /** Why DynamoDB cancelled one action of a transaction, and the item it found when asked (ALL_OLD). */
 export interface CancellationReason {

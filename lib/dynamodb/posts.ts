@@ -74,7 +74,7 @@ export function postTransaction(
       Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const claim = posts[index]?.claim;
-    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, todo));
+    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }));
   }
   return transaction;
 }

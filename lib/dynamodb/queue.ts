@@ -277,7 +277,7 @@ export function commitTransaction(table: string, plan: CommitPlan): Transaction<
     transaction.add(`record ${intent.uuid}`, {
       Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
     });
-    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, todo));
+    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, { todo }));
     transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }));
   }
   for (const intent of plan.settledIntents) {

@@ -1,10 +1,11 @@
-import { ListFull, type KeyReused } from '../errors';
+import { ListFull, PreconditionFailed, type KeyReused } from '../errors';
 import { listBytes } from '../list-size';
-import type { IdempotencyClaim, Todo, TodoPatch, Written } from '../todos';
+import type { IdempotencyClaim, Todo, TodoPatch, WriteOptions, Written } from '../todos';
 import { claimKey, claimPut, claimVerdict, inFlightAtDeadline, replayOf } from './claims';
 import { counterVerdict, sizeChange, sizeList } from './counter';
 import { getItem } from './reads';
-import { atVersion, todoKey, type TableAccess, type TodoItem } from './table';
+import { atVersion, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
+import type { ConditionCheckInput } from './client';
 import { Transaction, commit, type Reasons, type TransactItem } from './transaction';
 
 /**
@@ -15,6 +16,11 @@ import { Transaction, commit, type Reasons, type TransactItem } from './transact
  * nothing, a PUT racing a DELETE cannot bring the record back, the answer is the record exactly
  * as written, and an attempt that lands late (after its retry and after later writes) changes
  * nothing: its version condition fails.
+ *
+ * With If-Match (a precondition), the record as read is checked against it, and the write is
+ * conditioned on that record's version: the check and the write are one step. A record that
+ * fails it is a 412; with a key, the key is claimed for that 412 in a transaction conditioned on
+ * the same version, so a retry with the key gets the 412 again.
  */
 
 /** What a PUT or DELETE writes, given the record as read. */
@@ -25,6 +31,8 @@ export interface Change {
   readonly growth: number;
   /** The action on the record, conditional on its version. */
   readonly write: TransactItem;
+  /** If-Match failed: the action only checks the record's version, and the answer is 412. */
+  readonly preconditionFailed?: true;
 }
 
 type Role = 'record' | 'counter' | 'claim';
@@ -57,22 +65,28 @@ export function putChange(table: string, id: number, patch: TodoPatch): (current
 }
 
 /** A DELETE's change: the record gone, and its size off the list. */
-export function deleteChange(table: string, id: number): (current: TodoItem) => Change {
-  return (current) => {
-    const condition = atVersion(current.v);
-    return {
-      todo: current,
-      growth: -listBytes(current),
-      write: {
-        Delete: {
-          TableName: table,
-          Key: todoKey(id),
-          ConditionExpression: condition.expression,
-          ...(Object.keys(condition.values).length > 0 ? { ExpressionAttributeValues: condition.values } : {}),
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
-    };
+export function deleteChange(table: string): (current: TodoItem) => Change {
+  return (current) => ({
+    todo: current,
+    growth: -listBytes(current),
+    write: { Delete: stillAsRead(table, current) },
+  });
+}
+
+/** A change whose record failed If-Match: nothing written, on condition that the record is still as read. */
+export function refusedChange(table: string, current: TodoItem): Change {
+  return { todo: current, growth: 0, write: { ConditionCheck: stillAsRead(table, current) }, preconditionFailed: true };
+}
+
+/** The record's key, on condition that its version is still the one read. */
+function stillAsRead(table: string, current: TodoItem): ConditionCheckInput {
+  const condition = atVersion(current.v);
+  return {
+    TableName: table,
+    Key: todoKey(current.id),
+    ConditionExpression: condition.expression,
+    ...(Object.keys(condition.values).length > 0 ? { ExpressionAttributeValues: condition.values } : {}),
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
 
@@ -83,7 +97,9 @@ export function rewriteTransaction(
 ): Transaction<Role> {
   const transaction = new Transaction<Role>().add('record', change.write);
   if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
-  if (claim !== undefined) transaction.add('claim', claimPut(table, claim, change.todo));
+  if (claim !== undefined) {
+    transaction.add('claim', claimPut(table, claim, change.preconditionFailed ? change : { todo: change.todo }));
+  }
   return transaction;
 }
 
@@ -125,11 +141,12 @@ export function rewriteVerdict(
  * A PUT or DELETE of record `id`: `change` says what to write from the record as read. Without
  * the record: a claimed key's answer (its first request may have deleted it), or undefined, a 404.
  * Stopped by the deadline while another request with its key held the key: KeyInFlight (409).
+ * A record that fails `precondition` (If-Match) is PreconditionFailed (412), and nothing changes.
  */
 export function rewrite(
   table: TableAccess,
   id: number,
-  claim: IdempotencyClaim | undefined,
+  { claim, precondition }: Pick<WriteOptions, 'claim' | 'precondition'>,
   signal: AbortSignal,
   change: (current: TodoItem) => Change,
 ): Promise<Written<Todo | undefined> | undefined> {
@@ -140,12 +157,16 @@ export function rewrite(
         const kept = claim && (await getItem(table, claimKey(claim.key), signal));
         return kept && replayOf(kept, claim);
       }
-      const planned = change(current);
+      const meets = precondition === undefined || precondition(toTodo(current));
+      // Without a key a failed If-Match writes nothing at all: the read is its answer.
+      if (!meets && claim === undefined) throw new PreconditionFailed();
+      const planned = meets ? change(current) : refusedChange(table.name, current);
       const reasons = await commit(table, rewriteTransaction(table.name, planned, claim), signal, {
         metOthers: (met) => {
           if (met.claim?.code === 'TransactionConflict') contended();
         },
       });
+      if (reasons === undefined && planned.preconditionFailed) throw new PreconditionFailed();
       if (reasons === undefined) return { value: planned.todo, replayed: false };
       if (reasons === 'superseded') continue;
       const verdict = rewriteVerdict(reasons, claim, current);

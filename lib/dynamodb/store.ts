@@ -1,4 +1,4 @@
-import { KeyInFlight, KeyReused, ListFull, StoreMisconfigured, StoreUnavailable } from '../errors';
+import { KeyInFlight, KeyReused, ListFull, PreconditionFailed, StoreMisconfigured, StoreUnavailable } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
 import { dynamoDb, unlessAborted, type DynamoDb } from './client';
 import { createPosts, type NewTodo } from './posts';
@@ -49,7 +49,7 @@ interface PendingCreate extends NewTodo {
 }
 
 /** The errors a store answers with on purpose; anything else on the way is StoreUnavailable. */
-const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight];
+const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight, PreconditionFailed];
 
 export class DynamoDbTodoStore implements TodoStore {
   readonly #table: TableAccess;
@@ -113,20 +113,24 @@ export class DynamoDbTodoStore implements TodoStore {
     );
   }
 
-  update(id: number, patch: TodoPatch, { deadline, claim }: WriteOptions = {}): Promise<Written<Todo> | undefined> {
-    // Nothing to change: the answer is the record as it is, and no key is claimed.
+  update(id: number, patch: TodoPatch, options: WriteOptions = {}): Promise<Written<Todo> | undefined> {
+    const { deadline, precondition } = options;
+    // Nothing to change: the answer is the record as it is (or a failed If-Match's 412), and no key is claimed.
     if (patch.title === undefined && patch.completed === undefined) {
-      return this.get(id, deadline).then((todo) => todo && { value: todo, replayed: false });
+      return this.get(id, deadline).then((todo) => {
+        if (todo !== undefined && precondition !== undefined && !precondition(todo)) throw new PreconditionFailed();
+        return todo && { value: todo, replayed: false };
+      });
     }
     return this.#call(deadline, async (signal) => {
-      const done = await rewrite(this.#table, id, claim, signal, putChange(this.#table.name, id, patch));
+      const done = await rewrite(this.#table, id, options, signal, putChange(this.#table.name, id, patch));
       return done?.value && { value: done.value, replayed: done.replayed };
     });
   }
 
-  remove(id: number, { deadline, claim }: WriteOptions = {}): Promise<Written<true> | undefined> {
-    return this.#call(deadline, async (signal) => {
-      const done = await rewrite(this.#table, id, claim, signal, deleteChange(this.#table.name, id));
+  remove(id: number, options: WriteOptions = {}): Promise<Written<true> | undefined> {
+    return this.#call(options.deadline, async (signal) => {
+      const done = await rewrite(this.#table, id, options, signal, deleteChange(this.#table.name));
       return done && { value: true as const, replayed: done.replayed };
     });
   }

@@ -43,8 +43,8 @@ export interface TodoItem extends Todo {
 }
 
 /** The record an item holds, in the answer's field order (DynamoDB keeps a map's fields in no order). */
-export function toTodo(item: Item): Todo {
-  const { id, title, completed } = item as unknown as TodoItem;
+export function toTodo(item: Item | TodoItem): Todo {
+  const { id, title, completed } = item as TodoItem;
   return { id, title, completed };
 }
 

@@ -66,7 +66,11 @@ export function expectCreated(answer: Answer, todo: { id: number; title: string;
   } else {
     expect({ status: answer.statusCode, headers: answer.headers, body: bodyOf(answer) }).toEqual({
       status: 201,
-      headers: { 'content-type': JSON_TYPE, location: `/todos/${todo.id}` },
+      headers: {
+        'content-type': JSON_TYPE,
+        location: `/todos/${todo.id}`,
+        etag: expect.stringMatching(/^"[\w-]{22}"$/),
+      },
       body: todo,
     });
   }

@@ -21,9 +21,9 @@ import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS } from '../support/smoke-comm
 /** serverless.yml's provider.httpApi.cors, as the packaged template's CorsConfiguration has it. */
 const CORS: Cors = {
   AllowOrigins: ['*'],
-  AllowHeaders: ['Content-Type', 'Idempotency-Key'],
+  AllowHeaders: ['Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
   AllowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
-  ExposeHeaders: ['Location', 'Idempotent-Replayed'],
+  ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag'],
   MaxAge: 86400,
 };
 

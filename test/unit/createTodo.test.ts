@@ -19,7 +19,11 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
   it('answers 201 with the new record: id 3, the title as sent, completed = false', async () => {
     const response = await post({ title: 'Buy milk' });
     expect(response.statusCode).toBe(201);
-    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', location: '/todos/3' });
+    expect(response.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      location: '/todos/3',
+      etag: expect.stringMatching(/^"[\w-]{22}"$/),
+    });
     expect(bodyOf(response)).toEqual({ id: 3, title: 'Buy milk', completed: false });
     expect(await store.list()).toHaveLength(3);
   });

@@ -47,7 +47,12 @@ const ATTEMPTS_WITHIN_MS = MAX_ATTEMPTS * (REQUEST_TIMEOUT_MS + 2_000) + 10_000;
 async function behindProxy(upstream: string | AwsDynamoDb = testDynamoDbEndpoint(), options: DynamoDbOptions = {}) {
   const proxy = await startFaultProxy(upstream);
   proxies.push(proxy);
-  const client = dynamoDb({ endpoint: proxy.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, ...options });
+  const client = dynamoDb({
+    endpoint: proxy.endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    ...options,
+  });
   return { proxy, client, table: await freshTable() };
 }
 
@@ -68,11 +73,22 @@ async function outcome(work: Promise<unknown>): Promise<string> {
 }
 
 /** What DynamoDB answers, by error: for the proxy to answer instead of DynamoDB. */
-const refuse = (type: string, status = 400) => () => ({ status, body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: type } });
+const refuse =
+  (type: string, status = 400) =>
+  () => ({ status, body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: type } });
 
 function counted(client: DynamoDb, table: string, token: string, signal = forever()) {
   return client.transactWriteItems(
-    [{ Update: { TableName: table, Key: { pk: 'A', id: 1 }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': 1 } } }],
+    [
+      {
+        Update: {
+          TableName: table,
+          Key: { pk: 'A', id: 1 },
+          UpdateExpression: 'ADD n :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+    ],
     token,
     signal,
   );
@@ -106,7 +122,10 @@ describe('a transaction’s token', () => {
     const first = counted(client, table, token);
     await inProgress;
     const again = counted(client, table, token);
-    await eventually(() => service.stats.conflicts.inProgress > 0, { within: 10_000, what: 'the copy refused while the first is in progress' });
+    await eventually(() => service.stats.conflicts.inProgress > 0, {
+      within: 10_000,
+      what: 'the copy refused while the first is in progress',
+    });
     release();
     await Promise.all([first, again.catch(() => undefined)]);
     expect(await valueOf(client, table)).toBe(1);
@@ -139,7 +158,10 @@ describe('a cancellation', () => {
     expect(error).toMatchObject({
       name: 'TransactionCanceledException',
       attempts: 1,
-      cancellationReasons: [{ code: 'None' }, { code: 'ConditionalCheckFailed', item: { pk: 'A', id: 1, n: 1, note: { nested: true } } }],
+      cancellationReasons: [
+        { code: 'None' },
+        { code: 'ConditionalCheckFailed', item: { pk: 'A', id: 1, n: 1, note: { nested: true } } },
+      ],
     });
   });
 });
@@ -151,9 +173,9 @@ describe('timeouts and the deadline', () => {
       const { proxy, client, table } = await behindProxy();
       proxy.inject(operation('GetItem'), { delayAnswerMs: REQUEST_TIMEOUT_MS + 1_000 }, Infinity);
       const started = Date.now();
-      expect(await outcome(client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever()))).toBe(
-        'TimeoutError',
-      );
+      expect(
+        await outcome(client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever())),
+      ).toBe('TimeoutError');
       expect(Date.now() - started).toBeGreaterThanOrEqual(MAX_ATTEMPTS * REQUEST_TIMEOUT_MS);
       expect(proxy.seen.filter(operation('GetItem'))).toHaveLength(MAX_ATTEMPTS);
     },
@@ -164,11 +186,15 @@ describe('timeouts and the deadline', () => {
     `gives up a connection not made within ${CONNECT_TIMEOUT_MS} ms, after ${MAX_ATTEMPTS} attempts`,
     async () => {
       const port = await unansweredPort();
-      const client = dynamoDb({ endpoint: `http://127.0.0.1:${port}`, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+      const client = dynamoDb({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
       const started = Date.now();
-      expect(await outcome(client.getItem({ TableName: 't', Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever()))).toBe(
-        'TimeoutError',
-      );
+      expect(
+        await outcome(client.getItem({ TableName: 't', Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever())),
+      ).toBe('TimeoutError');
       expect(Date.now() - started).toBeGreaterThanOrEqual(MAX_ATTEMPTS * CONNECT_TIMEOUT_MS);
     },
     ATTEMPTS_WITHIN_MS,
@@ -182,9 +208,9 @@ describe('timeouts and the deadline', () => {
     setTimeout(() => {
       deadline.abort(reason);
     }, 300);
-    await expect(client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal)).rejects.toBe(
-      reason,
-    );
+    await expect(
+      client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal),
+    ).rejects.toBe(reason);
     expect(proxy.seen.filter(operation('GetItem'))).toHaveLength(1);
   });
 });
@@ -192,9 +218,19 @@ describe('timeouts and the deadline', () => {
 describe('retries', () => {
   it.each([
     ['a 500 (InternalServerError)', 'InternalServerError', MAX_ATTEMPTS, refuse('InternalServerError', 500)],
-    ['TransactionInProgressException', 'TransactionInProgressException', MAX_ATTEMPTS, refuse('TransactionInProgressException')],
+    [
+      'TransactionInProgressException',
+      'TransactionInProgressException',
+      MAX_ATTEMPTS,
+      refuse('TransactionInProgressException'),
+    ],
     ['a failed condition', 'ConditionalCheckFailedException', 1, refuse('ConditionalCheckFailedException')],
-    ['a cancellation (a conflict among its reasons)', 'TransactionCanceledException', 1, refuse('TransactionCanceledException')],
+    [
+      'a cancellation (a conflict among its reasons)',
+      'TransactionCanceledException',
+      1,
+      refuse('TransactionCanceledException'),
+    ],
     ['a validation error', 'ValidationException', 1, refuse('ValidationException')],
   ])('answers %s as the SDK did: %s after %i attempt(s)', async (_what, name, attempts, answerWith) => {
     const { proxy, client, table } = await behindProxy();
@@ -215,9 +251,9 @@ describe('retries', () => {
       setTimeout(() => {
         deadline.abort(reason);
       }, 4_000);
-      await expect(client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal)).rejects.toBe(
-        reason,
-      );
+      await expect(
+        client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal),
+      ).rejects.toBe(reason);
       expect(proxy.seen.filter(operation('GetItem')).length).toBeGreaterThan(MAX_ATTEMPTS);
     },
     ATTEMPTS_WITHIN_MS,
@@ -232,7 +268,10 @@ describe('requests in flight', () => {
     const calls = Array.from({ length: MAX_IN_FLIGHT + 10 }, (_, id) =>
       client.getItem({ TableName: table, Key: { pk: 'A', id }, ConsistentRead: true }, forever()),
     );
-    await eventually(() => proxy.seen.length === MAX_IN_FLIGHT, { within: 10_000, what: `${MAX_IN_FLIGHT} requests at the proxy` });
+    await eventually(() => proxy.seen.length === MAX_IN_FLIGHT, {
+      within: 10_000,
+      what: `${MAX_IN_FLIGHT} requests at the proxy`,
+    });
     // A moment more: none of the others goes while the first are held.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(proxy.seen).toHaveLength(MAX_IN_FLIGHT);
@@ -245,12 +284,17 @@ describe('requests in flight', () => {
 describe('credentials, region and trace', () => {
   /** The access key a request was signed with, and the region of its signature's scope. */
   const signedWith = (request: SeenRequest | undefined) => {
-    const [, key, region] = /Credential=([^/]+)\/\d+\/([^/]+)\/dynamodb\/aws4_request/.exec(String(request?.headers.authorization)) ?? [];
+    const [, key, region] =
+      /Credential=([^/]+)\/\d+\/([^/]+)\/dynamodb\/aws4_request/.exec(String(request?.headers.authorization)) ?? [];
     return { key, region };
   };
 
   it('signs with the credentials of the environment, as Lambda gives them, its session token included', async () => {
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDFROMENV', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'the-session' });
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: 'AKIDFROMENV',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'the-session',
+    });
     const proxy = await startFaultProxy(testDynamoDbEndpoint());
     proxies.push(proxy);
     const client = dynamoDb({ endpoint: proxy.endpoint, region: LOCAL_REGION });
@@ -262,9 +306,13 @@ describe('credentials, region and trace', () => {
   it('signs, off Lambda, with a named profile’s credentials, through the AWS SDK’s own chain', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'todo-profile-'));
     try {
-      writeFileSync(join(dir, 'credentials'), '[work]\naws_access_key_id = AKIDFROMPROFILE\naws_secret_access_key = secret\n');
+      writeFileSync(
+        join(dir, 'credentials'),
+        '[work]\naws_access_key_id = AKIDFROMPROFILE\naws_secret_access_key = secret\n',
+      );
       writeFileSync(join(dir, 'config'), '[profile work]\nregion = eu-west-3\n');
-      for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) Reflect.deleteProperty(process.env, name);
+      for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
+        Reflect.deleteProperty(process.env, name);
       Object.assign(process.env, {
         AWS_PROFILE: 'work',
         AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
@@ -288,7 +336,10 @@ describe('credentials, region and trace', () => {
   });
 
   it('passes the function’s X-Ray trace on, on Lambda with active tracing', async () => {
-    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'todo-api-dev-getTodo', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793' });
+    Object.assign(process.env, {
+      AWS_LAMBDA_FUNCTION_NAME: 'todo-api-dev-getTodo',
+      _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793',
+    });
     const { proxy, client, table } = await behindProxy();
     await client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever());
     expect(proxy.seen[0]?.headers['x-amzn-trace-id']).toBe('Root=1-5759e988-bd862e3fe1be46a994272793');
@@ -301,7 +352,13 @@ describe('credentials, region and trace', () => {
     if (request === undefined) throw new Error('no request');
     const url = new URL(proxy.endpoint);
     const date = String(request.headers['x-amz-date']);
-    const signer = new SignatureV4({ service: 'dynamodb', region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, sha256: Sha256, applyChecksum: false });
+    const signer = new SignatureV4({
+      service: 'dynamodb',
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      sha256: Sha256,
+      applyChecksum: false,
+    });
     const signed = await signer.sign(
       {
         method: 'POST',
@@ -317,7 +374,11 @@ describe('credentials, region and trace', () => {
         },
         body: request.body,
       },
-      { signingDate: new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 11)}:${date.slice(11, 13)}:${date.slice(13)}`) },
+      {
+        signingDate: new Date(
+          `${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 11)}:${date.slice(11, 13)}:${date.slice(13)}`,
+        ),
+      },
     );
     expect(signature(request.headers.authorization)).toBe(signature(signed.headers.authorization));
   });
@@ -376,4 +437,3 @@ const afterFillers: Socket[] = [];
 afterEach(() => {
   for (const socket of afterFillers.splice(0)) socket.destroy();
 });
-

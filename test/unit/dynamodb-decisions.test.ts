@@ -204,7 +204,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
     // The claim's reason is read as the claim's, though the counter's action came before it.
     const reasons = transaction.reasonsByRole([NONE, NONE, failed(kept(keyed, current))]);
     expect(Object.keys(reasons)).toEqual(['claim']);
-    expect(deleteChange(TABLE, 7)(current).growth).toBe(-listBytes(current));
+    expect(deleteChange(TABLE)(current).growth).toBe(-listBytes(current));
   });
 
   it('answers with the claim’s answer when the key was claimed before, or KeyReused for another request', () => {

@@ -17,7 +17,10 @@ describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
   it('answers 200 with the record', async () => {
     const response = await invoke(handler, event({ id: '2' }));
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(response.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      etag: expect.stringMatching(/^"[\w-]{22}"$/),
+    });
     expect(bodyOf(response)).toEqual({ id: 2, title: expect.any(String), completed: true });
   });
 

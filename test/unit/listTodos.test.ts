@@ -16,7 +16,11 @@ describe.each(STORES)('GET /todos ($name store)', (fixture) => {
   it('answers 200 with the seeded records in list order, as JSON', async () => {
     const response = await invoke(handler, event());
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', vary: 'accept-encoding' });
+    expect(response.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      vary: 'accept-encoding',
+      etag: expect.stringMatching(/^W\/"[\w-]{22}"$/),
+    });
     expect(bodyOf(response)).toEqual([
       { id: 1, title: expect.any(String), completed: false },
       { id: 2, title: expect.any(String), completed: true },

@@ -14,9 +14,12 @@ function answer(
 ): ReceivedResponse {
   return { status, headers: new Headers({ 'content-type': contentType, ...headers }), text: body };
 }
-const list = (body: string, headers: Record<string, string> = { vary: 'accept-encoding' }) =>
+/** Tags as the service makes them (lib/conditional.ts): a Todo's strong, the list's weak. */
+const etag = '"x0bR1dG2rqz5m7GkqvYt0w"';
+const listEtag = `W/${etag}`;
+const list = (body: string, headers: Record<string, string> = { vary: 'accept-encoding', etag: listEtag }) =>
   answer(200, json, body, headers);
-const created = { location: '/todos/3' };
+const created = { location: '/todos/3', etag };
 
 // That the document is valid OpenAPI 3.1 is checked by `npm run lint` (validate-api, against the
 // official OpenAPI 3.1 schema); these tests pin what it says and the checker built on it.
@@ -43,8 +46,14 @@ describe('openapi.yaml', () => {
       ['GET', '/todos', list('[{"id":1,"title":"a","completed":false}]')],
       ['GET', '/todos', list('[]')],
       // npm start's gateway names Origin too; a compressed list says so.
-      ['GET', '/todos', list('[]', { vary: 'accept-encoding,origin' })],
-      ['GET', '/todos', list('[]', { vary: 'Origin, Accept-Encoding', 'content-encoding': 'gzip' })],
+      ['GET', '/todos', list('[]', { vary: 'accept-encoding,origin', etag: listEtag })],
+      ['GET', '/todos', list('[]', { vary: 'Origin, Accept-Encoding', 'content-encoding': 'gzip', etag: listEtag })],
+      ['GET', '/todos', answer(304, json, '', { etag: listEtag })],
+      ['GET', '/todos/1', answer(200, json, '{"id":1,"title":"a","completed":false}', { etag })],
+      ['GET', '/todos/1', answer(304, json, '', { etag })],
+      ['PUT', '/todos/1', answer(200, json, '{"id":1,"title":"a","completed":false}', { etag })],
+      ['PUT', '/todos/1', answer(412, json, '{"error":"changed"}')],
+      ['DELETE', '/todos/1', answer(412, json, '{"error":"changed"}')],
       ['GET', '/todos/1', answer(404, json, '{"error":"Todo not found"}')],
       ['POST', '/todos', answer(201, json, '{"id":3,"title":"","completed":false}', created)],
       [
@@ -70,7 +79,29 @@ describe('openapi.yaml', () => {
   });
 
   it.each([
-    ['an undocumented status', 'GET', '/todos/1', answer(400, json, '{"error":"x"}'), /not documented/],
+    ['an undocumented status', 'GET', '/todos/1', answer(409, json, '{"error":"x"}'), /not documented/],
+    [
+      'a Todo without its ETag',
+      'GET',
+      '/todos/1',
+      answer(200, json, '{"id":1,"title":"a","completed":false}'),
+      /header ETag is missing/,
+    ],
+    [
+      'a weak ETag on a Todo',
+      'PUT',
+      '/todos/1',
+      answer(200, json, '{"id":1,"title":"a","completed":false}', { etag: listEtag }),
+      /header ETag/,
+    ],
+    ['a 412 on a GET', 'GET', '/todos/1', answer(412, json, '{"error":"x"}'), /not documented/],
+    [
+      'a 304 with a body',
+      'GET',
+      '/todos/1',
+      answer(304, json, '{"id":1,"title":"a","completed":false}', { etag }),
+      /a body where/,
+    ],
     ['a wrong media type', 'DELETE', '/todos/1', answer(200, json, '"Deleted"'), /media type/],
     ['a body that is not "Deleted"', 'DELETE', '/todos/1', answer(200, 'text/plain', 'OK'), /schema/],
     [
@@ -90,13 +121,20 @@ describe('openapi.yaml', () => {
     ['another 404 message', 'GET', '/todos/9', answer(404, json, '{"error":"Not found"}'), /schema/],
     ['a JSON answer that is not JSON', 'GET', '/todos/9', answer(404, json, '<html>'), /not JSON/],
     ['a 500 on a route it does not have', 'GET', '/nope', answer(500, json, '{}'), /no such operation/],
-    ['a list without Vary', 'GET', '/todos', list('[]', {}), /header Vary is missing/],
-    ['a list whose Vary leaves out Accept-Encoding', 'GET', '/todos', list('[]', { vary: 'origin' }), /header Vary/],
+    ['a list without Vary', 'GET', '/todos', list('[]', { etag: listEtag }), /header Vary is missing/],
+    ['a list without its ETag', 'GET', '/todos', list('[]', { vary: 'accept-encoding' }), /header ETag is missing/],
+    [
+      'a list whose Vary leaves out Accept-Encoding',
+      'GET',
+      '/todos',
+      list('[]', { vary: 'origin', etag: listEtag }),
+      /header Vary/,
+    ],
     [
       'a list in another encoding',
       'GET',
       '/todos',
-      list('[]', { vary: 'accept-encoding', 'content-encoding': 'br' }),
+      list('[]', { vary: 'accept-encoding', 'content-encoding': 'br', etag: listEtag }),
       /header Content-Encoding/,
     ],
     [
@@ -110,7 +148,7 @@ describe('openapi.yaml', () => {
       'Idempotent-Replayed other than "true"',
       'PUT',
       '/todos/3',
-      answer(200, json, '{"id":3,"title":"a","completed":false}', { 'idempotent-replayed': 'false' }),
+      answer(200, json, '{"id":3,"title":"a","completed":false}', { 'idempotent-replayed': 'false', etag }),
       /header Idempotent-Replayed/,
     ],
     [
@@ -147,7 +185,7 @@ describe('openapi.yaml', () => {
     expect(statuses).toContainEqual({ method: 'DELETE', template: '/todos/{id}', status: 200 });
     expect(statuses).toContainEqual({ method: 'POST', template: '/todos', status: 422 });
     expect(statuses.filter(({ method, template }) => method === 'GET' && template === '/todos')).toEqual(
-      [200, 429, 500, 503].map((status) => ({ method: 'GET', template: '/todos', status })),
+      [200, 304, 400, 429, 500, 503].map((status) => ({ method: 'GET', template: '/todos', status })),
     );
   });
 });

@@ -26,7 +26,10 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   it('sets completed = true, then back to false, answering 200 with the record after the update', async () => {
     const done = await put('1', { completed: true });
     expect(done.statusCode).toBe(200);
-    expect(done.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+    expect(done.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      etag: expect.stringMatching(/^"[\w-]{22}"$/),
+    });
     expect(bodyOf(done)).toEqual({ id: 1, title: 'Read the spec', completed: true });
     expect(bodyOf(await put('1', { completed: false }))).toEqual({ id: 1, title: 'Read the spec', completed: false });
   });

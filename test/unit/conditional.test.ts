@@ -1,0 +1,213 @@
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { bodyOf, event, invoke, type EventOptions } from '../../harness/event';
+import { handlersOn } from '../../harness/routes';
+import type { HttpResponse } from '../../lib/http';
+import type { TodoStore } from '../../lib/todos';
+import { JSON_TYPE } from '../support/expectations';
+import { STORES } from '../support/stores';
+
+/**
+ * Conditional requests (RFC 9110 §13, lib/conditional.ts), handler by handler and on each store:
+ * every Todo and the list carry an ETag; If-None-Match on a GET answers 304; If-Match on a PUT
+ * or DELETE writes only while the record is the one the client read, else 412 and nothing
+ * changes; and with an Idempotency-Key a retry gets the first answer, a 412 included.
+ */
+
+const PRECONDITION_FAILED = {
+  statusCode: 412,
+  headers: { 'content-type': JSON_TYPE },
+  body: JSON.stringify({ error: 'The Todo has changed since it was read: read it again (a new ETag) and retry' }),
+};
+
+function etagOf(response: HttpResponse): string {
+  const etag = response.headers?.etag;
+  if (typeof etag !== 'string') throw new Error(`no ETag in ${JSON.stringify(response)}`);
+  return etag;
+}
+
+describe.each(STORES)('conditional requests ($name store)', (fixture) => {
+  let store: TodoStore;
+  let send: (options: EventOptions) => Promise<HttpResponse>;
+  beforeEach(async () => {
+    store = await fixture.fresh();
+    const handlers = handlersOn(store);
+    send = (options) => {
+      const name = { GET: 'getTodo', POST: 'createTodo', PUT: 'updateTodo', DELETE: 'deleteTodo' } as const;
+      const handler =
+        (options.method ?? 'GET') === 'GET' && options.id === undefined
+          ? handlers.listTodos
+          : handlers[name[options.method ?? 'GET']];
+      return invoke(handler, event(options));
+    };
+  });
+  const withHeader = (options: EventOptions, name: string, value: string): EventOptions => ({
+    ...options,
+    headers: { ...options.headers, [name]: value },
+  });
+
+  describe('ETag', () => {
+    it('is the same on GET, PUT and POST answers of one record, strong, and changes when the record does', async () => {
+      const created = await send({ method: 'POST', body: { title: 'tagged' } });
+      const read = await send({ id: '3' });
+      expect(etagOf(created)).toMatch(/^"[\w-]{22}"$/);
+      expect(etagOf(read)).toBe(etagOf(created));
+      const changed = await send({ method: 'PUT', id: '3', body: { completed: true } });
+      expect(etagOf(changed)).not.toBe(etagOf(created));
+      expect(etagOf(await send({ id: '3' }))).toBe(etagOf(changed));
+      // Put back as it was, the record has its first tag again: the tag is taken from the content.
+      expect(etagOf(await send({ method: 'PUT', id: '3', body: { completed: false } }))).toBe(etagOf(created));
+    });
+
+    it('on the list is weak, one for both encodings, and changes when any record does', async () => {
+      await send({ method: 'POST', body: { title: 'x'.repeat(2_000) } });
+      const plain = await send({});
+      const zipped = await send({ headers: { 'accept-encoding': 'gzip' } });
+      expect(zipped.headers?.['content-encoding']).toBe('gzip');
+      expect(etagOf(plain)).toMatch(/^W\/"[\w-]{22}"$/);
+      expect(etagOf(zipped)).toBe(etagOf(plain));
+      await send({ method: 'PUT', id: '1', body: { completed: true } });
+      expect(etagOf(await send({}))).not.toBe(etagOf(plain));
+    });
+  });
+
+  describe('If-None-Match on GET', () => {
+    it('answers 304 with no body when it names the record’s tag, and 200 when the record changed since', async () => {
+      const first = await send({ id: '1' });
+      const current = await send(withHeader({ id: '1' }, 'if-none-match', etagOf(first)));
+      expect(current).toEqual({ statusCode: 304, headers: { etag: etagOf(first) }, body: '' });
+      await send({ method: 'PUT', id: '1', body: { title: 'changed' } });
+      const changed = await send(withHeader({ id: '1' }, 'if-none-match', etagOf(first)));
+      expect(changed.statusCode).toBe(200);
+      expect(bodyOf(changed)).toEqual({ id: 1, title: 'changed', completed: false });
+    });
+
+    it('answers 304 for the list, by the weak comparison, in a list of tags, or for *', async () => {
+      const list = await send({ headers: { 'accept-encoding': 'gzip' } });
+      const opaque = etagOf(list).slice(2);
+      for (const header of [etagOf(list), opaque, `"other", ${etagOf(list)}`, '*']) {
+        const answer = await send(withHeader({}, 'if-none-match', header));
+        expect(answer).toEqual({
+          statusCode: 304,
+          headers: { vary: 'accept-encoding', etag: etagOf(list) },
+          body: '',
+        });
+      }
+    });
+
+    it('answers 200 as without it when it names another tag, and 404 for a missing record', async () => {
+      const other = await send(withHeader({ id: '2' }, 'if-none-match', '"another"'));
+      expect(other).toEqual(await send({ id: '2' }));
+      expect((await send(withHeader({ id: '99' }, 'if-none-match', '*'))).statusCode).toBe(404);
+    });
+
+    it.each(['abc', '"unterminated', 'W/abc', '"a" "b"'])('is a 400 when malformed: %s', async (header) => {
+      for (const options of [{ id: '1' }, {}]) {
+        const answer = await send(withHeader(options, 'if-none-match', header));
+        expect(answer.statusCode).toBe(400);
+        expect(bodyOf(answer)).toEqual({ error: 'If-None-Match must be * or a list of quoted entity tags' });
+      }
+    });
+  });
+
+  describe('If-Match on PUT and DELETE', () => {
+    it('writes when it names the record’s tag, among others or not', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const put = await send(
+        withHeader({ method: 'PUT', id: '1', body: { title: 'first' } }, 'if-match', `"x", ${read}`),
+      );
+      expect(put.statusCode).toBe(200);
+      const deleted = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-match', etagOf(put)));
+      expect([deleted.statusCode, deleted.body]).toEqual([200, 'Deleted']);
+      expect(await store.get(1)).toBeUndefined();
+    });
+
+    it('answers 412 and changes nothing when the record changed since it was read', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      await send({ method: 'PUT', id: '1', body: { title: 'by the other tab' } });
+      const before = await store.list();
+      const put = await send(withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-match', read));
+      const empty = await send(withHeader({ method: 'PUT', id: '1', body: {} }, 'if-match', read));
+      const deleted = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-match', read));
+      expect([put, empty, deleted]).toEqual([PRECONDITION_FAILED, PRECONDITION_FAILED, PRECONDITION_FAILED]);
+      expect(await store.list()).toEqual(before);
+    });
+
+    it('never matches a weak tag (the strong comparison)', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const answer = await send(
+        withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-match', `W/${read}`),
+      );
+      expect(answer).toEqual(PRECONDITION_FAILED);
+    });
+
+    it('answers as without it for * (404 on a missing record), and 404 on a missing record whatever it names', async () => {
+      expect(
+        (await send(withHeader({ method: 'PUT', id: '2', body: { completed: false } }, 'if-match', '*'))).statusCode,
+      ).toBe(200);
+      for (const header of ['*', '"any"']) {
+        expect(
+          (await send(withHeader({ method: 'PUT', id: '99', body: { completed: true } }, 'if-match', header)))
+            .statusCode,
+        ).toBe(404);
+        expect((await send(withHeader({ method: 'DELETE', id: '99' }, 'if-match', header))).statusCode).toBe(404);
+      }
+    });
+
+    it('is a 400 when malformed, and nothing changes', async () => {
+      const before = await store.list();
+      const answer = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-match', 'not-a-tag'));
+      expect(answer.statusCode).toBe(400);
+      expect(bodyOf(answer)).toEqual({ error: 'If-Match must be * or a list of quoted entity tags' });
+      expect(await store.list()).toEqual(before);
+    });
+  });
+
+  describe('with an Idempotency-Key', () => {
+    const keyed = (options: EventOptions, key: string): EventOptions =>
+      withHeader(options, 'idempotency-key', `"${key}"`);
+
+    it('answers a retried PUT whose first answer was 412 with the 412 again, though the record came back to the tag it names', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const original = await store.get(1);
+      await send({ method: 'PUT', id: '1', body: { title: 'by the other tab' } });
+      const put = keyed(
+        withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-match', read),
+        'stale-put',
+      );
+      expect(await send(put)).toEqual(PRECONDITION_FAILED);
+      await send({ method: 'PUT', id: '1', body: { title: original?.title } });
+      expect(etagOf(await send({ id: '1' }))).toBe(read);
+      expect(await send(put)).toEqual(PRECONDITION_FAILED);
+      expect(await store.get(1)).toEqual(original);
+    });
+
+    it('answers a retried DELETE whose first answer was 412 with the 412 again, and the record stays', async () => {
+      const read = etagOf(await send({ id: '2' }));
+      await send({ method: 'PUT', id: '2', body: { title: 'changed' } });
+      const del = keyed(withHeader({ method: 'DELETE', id: '2' }, 'if-match', read), 'stale-delete');
+      expect(await send(del)).toEqual(PRECONDITION_FAILED);
+      expect(await send(del)).toEqual(PRECONDITION_FAILED);
+      expect(await store.get(2)).toMatchObject({ title: 'changed' });
+    });
+
+    it('answers a retried PUT that succeeded with its 200, though its own write changed the tag it names', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const put = keyed(
+        withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-match', read),
+        'fresh-put',
+      );
+      const first = await send(put);
+      expect(first.statusCode).toBe(200);
+      const again = await send(put);
+      expect(again).toEqual({ ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } });
+    });
+
+    it('takes If-Match as part of the request: the same key with another If-Match is a 422', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const put = { method: 'PUT', id: '1', body: { completed: true } } as const;
+      expect((await send(keyed(withHeader(put, 'if-match', read), 'tagged'))).statusCode).toBe(200);
+      expect((await send(keyed(withHeader(put, 'if-match', '"other"'), 'tagged'))).statusCode).toBe(422);
+      expect((await send(keyed(put, 'tagged'))).statusCode).toBe(422);
+    });
+  });
+});
