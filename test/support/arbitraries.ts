@@ -7,6 +7,7 @@ import {
   type IdRef,
   type KeyRef,
   type Model,
+  type TagRef,
   type Real,
 } from './model';
 
@@ -136,13 +137,33 @@ const keyRef: fc.Arbitrary<KeyRef | undefined> = fc.oneof(
   },
 );
 
+/**
+ * If-Match and If-None-Match: none mostly; a tag the run has seen, current or stale, maybe made
+ * weak; `*`; a tag nobody made, a list of two, or a malformed value.
+ */
+const tagRef: fc.Arbitrary<TagRef | undefined> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(undefined) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ pick: fc.nat(), weak: fc.boolean() }).map((seen): TagRef => ({ kind: 'seen', ...seen })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('*', '"none"', '"a", "b"', 'abc', '"open', 'W/x')
+      .map((value): TagRef => ({ kind: 'raw', value })),
+  },
+);
+
 export const commands = fc.commands(
   [
-    fc.constant(new HttpCommand('GET', undefined, undefined)),
-    idRef.map((ref) => new HttpCommand('GET', ref, undefined)),
+    fc.tuple(tagRef).map(([tags]) => new HttpCommand('GET', undefined, undefined, undefined, tags)),
+    fc.tuple(idRef, tagRef).map(([ref, tags]) => new HttpCommand('GET', ref, undefined, undefined, tags)),
     fc.tuple(createBody, keyRef).map(([body, key]) => new HttpCommand('POST', undefined, body, key)),
-    fc.tuple(idRef, updateBody, keyRef).map(([ref, body, key]) => new HttpCommand('PUT', ref, body, key)),
-    fc.tuple(idRef, keyRef).map(([ref, key]) => new HttpCommand('DELETE', ref, undefined, key)),
+    fc
+      .tuple(idRef, updateBody, keyRef, tagRef)
+      .map(([ref, body, key, tags]) => new HttpCommand('PUT', ref, body, key, tags)),
+    fc.tuple(idRef, keyRef, tagRef).map(([ref, key, tags]) => new HttpCommand('DELETE', ref, undefined, key, tags)),
     fc.nat().map((pick) => new RetryCommand(pick)),
   ],
   { maxCommands: 25 },

@@ -18,6 +18,8 @@ export interface Request {
   readonly body?: string;
   /** The Idempotency-Key header's value, as sent. */
   readonly key?: string;
+  /** If-Match (PUT, DELETE) or If-None-Match (GET), as sent. */
+  readonly tags?: string;
 }
 
 export interface Reply {
@@ -28,6 +30,8 @@ export interface Reply {
   readonly body: unknown;
   /** Whether it said `Idempotent-Replayed: true`. */
   readonly replayed: boolean;
+  /** Its ETag, if any: learned by the model (which cannot compute one), never compared. */
+  readonly etag?: string;
 }
 
 /** How a command reaches the service: through the handlers, or over HTTP. */
@@ -50,6 +54,8 @@ export interface Model {
   sent: Request[];
   /** Makes this run's keys its own, on a service that outlives runs. */
   keyPrefix: string;
+  /** Each ETag seen (without `W/`), and the JSON of the Todo or list it came with: a tag names one content. */
+  tags: Map<string, string>;
 }
 
 export interface Real {
@@ -69,6 +75,7 @@ export function seededModel(): Model {
     claims: new Map(),
     sent: [],
     keyPrefix: randomUUID(),
+    tags: new Map(),
   };
 }
 
@@ -128,17 +135,20 @@ export function expectedReply(model: Model, request: Request): Reply {
   if (!KEY.test(key)) return anyError(400);
   // What the request gets without its key, tried on a copy: a refusal before any store is asked.
   const alone = replyTo(copyOf(model), request);
-  const emptyPut = request.method === 'PUT' && (alone.status === 200 || alone.status === 404) && !changes(request.body);
+  // An empty PUT writes nothing, so it claims nothing: a 412 included.
+  const emptyPut = request.method === 'PUT' && [200, 404, 412].includes(alone.status) && !changes(request.body);
   const earlyRefusal =
     alone.status === 400 || alone.status === 413 || (alone.status === 404 && !mayNameARecord(request.id));
   if (earlyRefusal || emptyPut) return replyTo(model, request);
-  const fingerprint = JSON.stringify([request.method, request.id, request.body]);
+  const fingerprint = JSON.stringify([request.method, request.id, request.body, request.tags]);
   const claim = model.claims.get(key);
   if (claim !== undefined) {
-    return claim.request === fingerprint ? { ...claim.reply, replayed: true } : anyError(422);
+    if (claim.request !== fingerprint) return anyError(422);
+    // A 412 is an error answer: the same again, with no Idempotent-Replayed.
+    return claim.reply.status === 412 ? claim.reply : { ...claim.reply, replayed: true };
   }
   const reply = replyTo(model, request);
-  if (reply.status === 200 || reply.status === 201) model.claims.set(key, { request: fingerprint, reply });
+  if ([200, 201, 412].includes(reply.status)) model.claims.set(key, { request: fingerprint, reply });
   return reply;
 }
 
@@ -147,6 +157,7 @@ const copyOf = (model: Model): Model => ({
   claims: new Map(),
   sent: [],
   keyPrefix: model.keyPrefix,
+  tags: model.tags,
 });
 
 /** A PUT body that asks for a change: a JSON object with a title or a completed. */
@@ -155,15 +166,54 @@ function changes(body: string | undefined): boolean {
   return Object.hasOwn(parsed, 'title') || Object.hasOwn(parsed, 'completed');
 }
 
+/**
+ * RFC 9110 §8.8.3, restated: `*`, or a comma-separated list of quoted tags, each maybe weak.
+ * (One tag's characters: anything printable but a quote.)
+ */
+const TAG_LIST = /^\s*(?:\*|(?:W\/)?"[^"\s]*"(?:\s*,\s*(?:W\/)?"[^"\s]*")*)\s*$/;
+const PRECONDITION_FAILED = anyError(412);
+const NOT_MODIFIED: Reply = { status: 304, mediaType: '', body: '', replayed: false };
+
+/** Whether `header` names `content` by one of its tags: weakly (If-None-Match) or strongly (If-Match). */
+function names(model: Model, header: string, content: unknown, comparison: 'weak' | 'strong'): boolean {
+  if (header.trim() === '*') return true;
+  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some(
+    (tag) =>
+      !(comparison === 'strong' && tag.startsWith('W/')) &&
+      model.tags.get(tag.replace(/^W\//, '')) === JSON.stringify(content),
+  );
+}
+
+/** A GET's answer: 304 when If-None-Match names what it would answer (a malformed one is a 400). */
+function conditionalGet(model: Model, tags: string | undefined, content: unknown): Reply {
+  if (tags === undefined) return json(200, content);
+  if (!TAG_LIST.test(tags)) return anyError(400);
+  return names(model, tags, content, 'weak') ? NOT_MODIFIED : json(200, content);
+}
+
+/**
+ * The record a PUT or DELETE may write, by its index, or the answer instead: the id is checked
+ * before If-Match (a malformed one is a 400), If-Match before the record (404, then 412).
+ */
+function writable(model: Model, request: Request): number | Reply {
+  if (!mayNameARecord(request.id)) return NOT_FOUND;
+  if (request.tags !== undefined && !TAG_LIST.test(request.tags)) return anyError(400);
+  const index = indexOf(model, request.id);
+  const current = model.todos[index];
+  if (current === undefined) return NOT_FOUND;
+  if (request.tags !== undefined && !names(model, request.tags, current, 'strong')) return PRECONDITION_FAILED;
+  return index;
+}
+
 function replyTo(model: Model, request: Request): Reply {
-  if (request.method === 'GET' && request.id === undefined) return json(200, model.todos);
+  if (request.method === 'GET' && request.id === undefined) return conditionalGet(model, request.tags, model.todos);
   if (request.method === 'GET') {
     const index = indexOf(model, request.id);
-    return index < 0 ? NOT_FOUND : json(200, model.todos[index]);
+    return index < 0 ? NOT_FOUND : conditionalGet(model, request.tags, model.todos[index]);
   }
   if (request.method === 'DELETE') {
-    const index = indexOf(model, request.id);
-    if (index < 0) return NOT_FOUND;
+    const index = writable(model, request);
+    if (typeof index !== 'number') return index;
     const [removed] = model.todos.splice(index, 1);
     if (removed) model.deleted.push(removed.id);
     return { status: 200, mediaType: 'text/plain', body: 'Deleted', replayed: false };
@@ -183,7 +233,8 @@ function replyTo(model: Model, request: Request): Reply {
   const completed = own(body, 'completed');
   if (Object.hasOwn(body, 'title') && typeof title !== 'string') return anyError(400);
   if (Object.hasOwn(body, 'completed') && typeof completed !== 'boolean') return anyError(400);
-  const index = indexOf(model, request.id);
+  const index = writable(model, request);
+  if (typeof index !== 'number') return index;
   const current = model.todos[index];
   if (current === undefined) return NOT_FOUND;
   const updated = {
@@ -226,6 +277,16 @@ export function adoptSeedTitles(model: Model, list: unknown): void {
   }
 }
 
+/** Which tags a command's If-Match or If-None-Match names: one the model has seen (maybe made weak), or a value as it is. */
+export type TagRef = { kind: 'seen'; pick: number; weak: boolean } | { kind: 'raw'; value: string };
+
+function resolveTags(model: Model, ref: TagRef): string {
+  if (ref.kind === 'raw') return ref.value;
+  const seen = [...model.tags.keys()];
+  const tag = seen[ref.pick % Math.max(seen.length, 1)] ?? '"none"';
+  return ref.weak ? `W/${tag}` : tag;
+}
+
 /** Which Idempotency-Key a command carries: one of this run's few, or a value as it is (a malformed one, say). */
 export type KeyRef = { kind: 'run'; pick: number } | { kind: 'raw'; value: string };
 
@@ -236,15 +297,32 @@ function resolveKey(model: Model, ref: KeyRef): string {
 /** Sends `request`, checks the reply and the whole list against the model's, and keeps a keyed request for a retry. */
 async function exchange(model: Model, real: Real, request: Request, label: string): Promise<void> {
   const expected = expectedReply(model, request);
-  const actual = await real.send(request);
+  const { etag, ...actual } = await real.send(request);
   expect({ request: label, ...actual }).toEqual({ request: label, ...expected });
-  const list = await real.send({ method: 'GET' });
+  learnTag(model, etag, actual, label);
+  const { etag: listTag, ...list } = await real.send({ method: 'GET' });
   expect({ after: label, ...list }).toEqual({ after: label, ...json(200, model.todos) });
+  learnTag(model, listTag, list, label);
   if (request.key !== undefined) model.sent.push(request);
 }
 
-const describeRequest = ({ method, id, body, key }: Request) =>
+/**
+ * What an answer's ETag names, for later conditional requests; and the contract of tags: a Todo
+ * or list answer always has one, and one tag never names two contents.
+ */
+function learnTag(model: Model, etag: string | undefined, reply: Omit<Reply, 'etag'>, label: string): void {
+  if (reply.status === 304 || reply.mediaType !== 'application/json' || reply.status >= 300) return;
+  expect({ answer: label, etag }).toEqual({ answer: label, etag: expect.stringMatching(/^(W\/)?"[^"]+"$/) });
+  if (etag === undefined) return;
+  const tag = etag.replace(/^W\//, '');
+  const content = JSON.stringify(reply.body);
+  expect({ answer: label, names: model.tags.get(tag) ?? content }).toEqual({ answer: label, names: content });
+  model.tags.set(tag, content);
+}
+
+const describeRequest = ({ method, id, body, key, tags }: Request) =>
   `${method} /todos${id === undefined ? '' : `/${id}`}${key === undefined ? '' : ` [Idempotency-Key: ${key}]`}` +
+  (tags === undefined ? '' : ` [${method === 'GET' ? 'If-None-Match' : 'If-Match'}: ${tags}]`) +
   (body === undefined ? '' : ` ${body.length > 120 ? `${body.slice(0, 120)}… (${body.length} chars)` : body}`);
 
 export class HttpCommand implements fc.AsyncCommand<Model, Real> {
@@ -255,6 +333,7 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
     readonly idRef: IdRef | undefined,
     readonly body: string | undefined,
     readonly keyRef?: KeyRef,
+    readonly tagRef?: TagRef,
   ) {}
 
   check(): boolean {
@@ -268,6 +347,7 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
       ...(id === undefined ? {} : { id }),
       ...(this.body === undefined ? {} : { body: this.body }),
       ...(this.keyRef === undefined ? {} : { key: resolveKey(model, this.keyRef) }),
+      ...(this.tagRef === undefined ? {} : { tags: resolveTags(model, this.tagRef) }),
     };
     this.#resolved = describeRequest(request);
     await exchange(model, real, request, this.#resolved);
@@ -320,21 +400,32 @@ export async function modelOfLiveState(send: Send): Promise<Model> {
     claims: new Map(),
     sent: [],
     keyPrefix: randomUUID(),
+    tags: new Map(),
   };
 }
 
 /** Turns what the service answered into a Reply: media type without parameters, JSON parsed. */
 export function toReply(
   status: number,
-  contentType: string | null | undefined,
+  headers: { get(name: string): string | null | undefined },
   text: string,
-  replayedHeader: string | null | undefined,
 ): Reply {
-  const mediaType = (contentType ?? '').split(';')[0]?.trim() ?? '';
+  const mediaType = (headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
+  const etag = headers.get('etag');
   return {
     status,
-    mediaType,
-    body: mediaType === 'application/json' ? (JSON.parse(text) as unknown) : text,
-    replayed: replayedHeader === 'true',
+    // A 304 has no body, and says nothing of a media type.
+    mediaType: status === 304 ? '' : mediaType,
+    body: mediaType === 'application/json' && status !== 304 ? (JSON.parse(text) as unknown) : text,
+    replayed: headers.get('idempotent-replayed') === 'true',
+    ...(etag === null || etag === undefined ? {} : { etag }),
+  };
+}
+
+/** The headers a model request sends: its key and its tags, under the header its method takes them in. */
+export function requestHeaders({ method, key, tags }: Request): Record<string, string> {
+  return {
+    ...(key === undefined ? {} : { 'idempotency-key': key }),
+    ...(tags === undefined ? {} : { [method === 'GET' ? 'if-none-match' : 'if-match']: tags }),
   };
 }

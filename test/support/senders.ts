@@ -2,12 +2,13 @@ import { event, invoke } from '../../harness/event';
 import { functionFor, handlersOn } from '../../harness/routes';
 import type { TodoStore } from '../../lib/todos';
 import type { ApiClient } from './client';
-import { toReply, type Send } from './model';
+import { requestHeaders, toReply, type Send } from './model';
 
 /** Sends model requests straight to the five handlers, as API Gateway would route them. */
 export function handlerSender(store: TodoStore): Send {
   const handlers = handlersOn(store);
-  return async ({ method, id, body, key }) => {
+  return async (request) => {
+    const { method, id, body } = request;
     const name = functionFor(method, id !== undefined);
     if (name === undefined) throw new Error(`no route for ${method}`);
     const response = await invoke(
@@ -16,27 +17,24 @@ export function handlerSender(store: TodoStore): Send {
         method,
         ...(id === undefined ? {} : { id }),
         ...(body === undefined ? {} : { rawBody: body }),
-        ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }),
+        headers: requestHeaders(request),
       }),
     );
-    return toReply(
-      response.statusCode ?? 200,
-      response.headers?.['content-type']?.toString(),
-      response.body ?? '',
-      response.headers?.['idempotent-replayed']?.toString(),
-    );
+    const headers = response.headers ?? {};
+    return toReply(response.statusCode ?? 200, { get: (name) => headers[name]?.toString() }, response.body ?? '');
   };
 }
 
 /** Sends model requests over HTTP to a running server. */
 export function httpSender(api: ApiClient): Send {
-  return async ({ method, id, body, key }) => {
+  return async (request) => {
+    const { method, id, body } = request;
     const path = id === undefined ? '/todos' : `/todos/${encodeURIComponent(id)}`;
     const headers = {
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(key === undefined ? {} : { 'idempotency-key': key }),
+      ...requestHeaders(request),
     };
     const response = await api.request(method, path, { ...(body === undefined ? {} : { rawBody: body }), headers });
-    return toReply(response.status, response.contentType, response.text, response.headers.get('idempotent-replayed'));
+    return toReply(response.status, response.headers, response.text);
   };
 }
