@@ -122,6 +122,7 @@ describe('serverless package, dynamodb store: table and IAM', () => {
           'dynamodb:PutItem',
           'dynamodb:UpdateItem',
           'dynamodb:DeleteItem',
+          'dynamodb:ConditionCheckItem',
           'dynamodb:Query',
         ],
         Resource: { 'Fn::GetAtt': ['TodosTable', 'Arn'] },
