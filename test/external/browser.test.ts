@@ -58,6 +58,22 @@ async function useTheApi(api: string) {
   };
 }
 
+/** One tab: reads record `id` and keeps its ETag, as an editing form would. */
+async function readInTab([api, id]: readonly [string, number]) {
+  const read = await fetch(`${api}/todos/${id}`);
+  return { etag: read.headers.get('etag'), todo: (await read.json()) as { title: string } };
+}
+
+/** One tab saves its edit of record `id`, naming the ETag it read; it reports what it could read of the answer. */
+async function saveInTab([api, id, etag, title]: readonly [string, number, string, string]) {
+  const saved = await fetch(`${api}/todos/${id}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', 'if-match': etag },
+    body: JSON.stringify({ title }),
+  });
+  return { status: saved.status, etag: saved.headers.get('etag'), body: (await saved.json()) };
+}
+
 /**
  * A page served from another origin uses every operation of the API from a real browser,
  * through CORS: the preflights, reading Location, the text of `Deleted`, and the JSON errors.
@@ -98,6 +114,38 @@ describe('the API from a page on another origin, in Chromium', () => {
       malformed: { status: 400, body: { error: expect.any(String) } },
       keyedFirst: { status: 201, replayed: null, body: expect.stringContaining('"title":"keyed"') },
       keyedAgain: { status: 201, replayed: 'true', body: seen.keyedFirst.body },
+    });
+  });
+
+  it('edits one record from two tabs: the second save, made from what it read before the first, gets the 412', async () => {
+    if (browser === undefined || site === undefined || api === undefined) throw new Error('not started');
+    const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
+    const [laptop, phone] = [await browser.newPage(), await browser.newPage()];
+    await Promise.all([laptop.goto(origin), phone.goto(origin)]);
+    const created = await fetch(`${api.url}/todos`, { method: 'POST', body: '{"title":"edited twice"}' });
+    const { id } = (await created.json()) as { id: number };
+    const [onLaptop, onPhone] = await Promise.all([
+      laptop.evaluate(readInTab, [api.url, id] as const),
+      phone.evaluate(readInTab, [api.url, id] as const),
+    ]);
+    expect(onLaptop.etag).toMatch(/^"[\w-]{22}"$/);
+    expect(onPhone.etag).toBe(onLaptop.etag);
+    const first = await laptop.evaluate(saveInTab, [api.url, id, onLaptop.etag ?? '', 'from the laptop'] as const);
+    const second = await phone.evaluate(saveInTab, [api.url, id, onPhone.etag ?? '', 'from the phone'] as const);
+    expect(first).toEqual({
+      status: 200,
+      etag: expect.stringMatching(/^"[\w-]{22}"$/),
+      body: { id, title: 'from the laptop', completed: false },
+    });
+    expect(second).toEqual({
+      status: 412,
+      etag: null,
+      body: { error: expect.stringContaining('changed since it was read') },
+    });
+    expect(await (await fetch(`${api.url}/todos/${id}`)).json()).toEqual({
+      id,
+      title: 'from the laptop',
+      completed: false,
     });
   });
 });
