@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { functionZips, servicePackage } from '../../harness/package';
 import { heldTo, type Budget } from '../budget';
-import type { Row } from '../lib';
+import type { BenchOptions, Row } from '../lib';
+import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';
 
 /**
  * What `serverless package` ships, with its defaults: the DynamoDB store and its own DynamoDB
@@ -23,27 +24,44 @@ export const SHIPPED: readonly string[] = [];
 export const ZIP_BUDGET: Budget = { limit: 20_000, noise: 0, unit: 'bytes' };
 export const GZIP_BUDGET: Budget = { limit: 18_000, noise: 0, unit: 'bytes' };
 
+/** A figure's budget fields, on this tree: a baseline's figure is measured beside it, held to nothing. */
+function heldIn(tree: Tree, value: number, budget: Budget): Partial<Row> {
+  return tree === THIS_TREE ? heldTo(value, budget) : {};
+}
+
 function zipBytes(dir: string, fn: string): number {
   return statSync(join(dir, `${fn}.zip`)).size;
 }
 
 /**
  * Each function's zip and gzipped JS, from the real `serverless package` zips, held to their
- * budgets; and what source maps would add, were they shipped (`--param=sourcemaps=on`).
+ * budgets (this tree's; a `--baseline` tree's are measured beside them); and what source maps
+ * would add to this tree's, were they shipped (`--param=sourcemaps=on`).
  */
-export async function bundle(): Promise<Row[]> {
-  const shipped = await servicePackage([...SHIPPED]);
+export async function bundle(options: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const [fn, files] of functionZips(shipped)) {
-    const code = files[`functions/${fn}.js`] ?? new Uint8Array();
-    const zip = zipBytes(shipped.dir, fn);
-    const gzip = gzipSync(code, { level: 9 }).length;
-    const minified = `minified JS ${code.length} bytes`;
-    rows.push(
-      { section: 'bundle', name: `${fn}: zip`, value: zip, unit: 'bytes', ...heldTo(zip, ZIP_BUDGET), note: minified },
-      { section: 'bundle', name: `${fn}: JS gzip`, value: gzip, unit: 'bytes', ...heldTo(gzip, GZIP_BUDGET) },
-    );
+  for (const tree of treesFor(options.baseline)) {
+    const shipped = await packagedAt(tree, [...SHIPPED]);
+    for (const [fn, files] of functionZips(shipped)) {
+      const code = files[`functions/${fn}.js`] ?? new Uint8Array();
+      const zip = zipBytes(shipped.dir, fn);
+      const gzip = gzipSync(code, { level: 9 }).length;
+      const minified = `minified JS ${code.length} bytes`;
+      const name = `${tree.name}: ${fn}`;
+      rows.push(
+        {
+          section: 'bundle',
+          name: `${name}: zip`,
+          value: zip,
+          unit: 'bytes',
+          ...heldIn(tree, zip, ZIP_BUDGET),
+          note: minified,
+        },
+        { section: 'bundle', name: `${name}: JS gzip`, value: gzip, unit: 'bytes', ...heldIn(tree, gzip, GZIP_BUDGET) },
+      );
+    }
   }
+  const shipped = await servicePackage([...SHIPPED]);
   const mapped = await servicePackage([...SHIPPED, 'sourcemaps=on']);
   const shippedZips = functionZips(shipped);
   for (const [fn, files] of functionZips(mapped)) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { event } from '../../harness/event';
-import { functionZips, servicePackage } from '../../harness/package';
+import { functionZips } from '../../harness/package';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -13,7 +13,8 @@ import {
   startDynamoDbLocal,
 } from '../../scripts/dynamodb-local-process';
 import { heldTo, type Budget } from '../budget';
-import { median, round, type Row } from '../lib';
+import { median, round, type BenchOptions, type Row } from '../lib';
+import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';
 import { SHIPPED } from './bundle';
 
 /** Rounds: each subject is timed once a round, in a fresh process. */
@@ -78,21 +79,44 @@ function timeFirstAnswer(child: string, file: string, firstEvent: APIGatewayProx
 interface Subject {
   name: string;
   file: string;
-  /** The request it answers first, in this round; each round's DELETE removes that round's POST. */
+  /** The tree whose bundle it is; undefined for the empty handler. */
+  tree?: Tree;
+  /** The request it answers first, in this round; each round's DELETE removes its tree's POST of that round. */
   firstEvent: (created: string | undefined) => APIGatewayProxyEventV2;
   status: number;
   /** Undefined for the empty handler, which the others are measured against. */
   budget?: Budget;
 }
 
+/** The five functions of a tree's package, each written out as the file a cold start loads. */
+async function functionSubjects(tree: Tree, dir: string): Promise<Subject[]> {
+  const zips = functionZips(await packagedAt(tree, [...SHIPPED]));
+  function bundleFile(fn: string): string {
+    const file = join(dir, `${tree.name.replace(/\W+/g, '-')}-${fn}.js`);
+    writeFileSync(file, zips.get(fn)?.[`functions/${fn}.js`] ?? new Uint8Array());
+    return file;
+  }
+  function subject(fn: string, firstEvent: Subject['firstEvent'], status: number, budget: Budget): Subject {
+    return { name: fn, file: bundleFile(fn), tree, firstEvent, status, budget };
+  }
+  return [
+    subject('listTodos', () => event(), 200, READ_BUDGET),
+    subject('getTodo', () => event({ id: '1' }), 200, READ_BUDGET),
+    subject('createTodo', () => event({ method: 'POST', body: { title: 'cold' } }), 201, WRITE_BUDGET),
+    subject('updateTodo', () => event({ method: 'PUT', id: '1', body: { completed: true } }), 200, WRITE_BUDGET),
+    subject('deleteTodo', (created) => event({ method: 'DELETE', id: created ?? '' }), 200, WRITE_BUDGET),
+  ];
+}
+
 /**
  * Each shipped function's load and first answer, in a fresh Node process, against DynamoDB Local,
  * beside an empty handler's, ROUNDS processes each: the fastest tenth's time over the empty
- * handler's is held to the function's budget, and the median is printed beside it. The subjects take turns, round after round, so that drift on a noisy machine
- * hits all alike. As deployed: logging at `info`, to stdout.
+ * handler's is held to the function's budget (this tree's; a `--baseline` tree's is measured
+ * beside it, in the same rounds), and the median is printed beside it. The subjects take turns,
+ * round after round, so that drift on a noisy machine hits all alike. As deployed: logging at
+ * `info`, to stdout.
  */
-export async function coldInit(): Promise<Row[]> {
-  const packaged = await servicePackage([...SHIPPED]);
+export async function coldInit(options: BenchOptions): Promise<Row[]> {
   const dynamodb = await startDynamoDbLocal();
   const dir = mkdtempSync(join(tmpdir(), 'todo-cold-'));
   try {
@@ -102,44 +126,8 @@ export async function coldInit(): Promise<Row[]> {
     writeFileSync(child, CHILD);
     const empty = join(dir, 'empty.js');
     writeFileSync(empty, 'exports.handler = async () => ({ statusCode: 200, body: "" });\n');
-    const zips = functionZips(packaged);
-    function bundleFile(fn: string) {
-      const file = join(dir, `${fn}.js`);
-      writeFileSync(file, zips.get(fn)?.[`functions/${fn}.js`] ?? new Uint8Array());
-      return file;
-    }
-    const subjects: Subject[] = [
-      { name: 'empty handler', file: empty, firstEvent: () => event(), status: 200 },
-      { name: 'listTodos', file: bundleFile('listTodos'), firstEvent: () => event(), status: 200, budget: READ_BUDGET },
-      {
-        name: 'getTodo',
-        file: bundleFile('getTodo'),
-        firstEvent: () => event({ id: '1' }),
-        status: 200,
-        budget: READ_BUDGET,
-      },
-      {
-        name: 'createTodo',
-        file: bundleFile('createTodo'),
-        firstEvent: () => event({ method: 'POST', body: { title: 'cold' } }),
-        status: 201,
-        budget: WRITE_BUDGET,
-      },
-      {
-        name: 'updateTodo',
-        file: bundleFile('updateTodo'),
-        firstEvent: () => event({ method: 'PUT', id: '1', body: { completed: true } }),
-        status: 200,
-        budget: WRITE_BUDGET,
-      },
-      {
-        name: 'deleteTodo',
-        file: bundleFile('deleteTodo'),
-        firstEvent: (created) => event({ method: 'DELETE', id: created ?? '' }),
-        status: 200,
-        budget: WRITE_BUDGET,
-      },
-    ];
+    const subjects: Subject[] = [{ name: 'empty handler', file: empty, firstEvent: () => event(), status: 200 }];
+    for (const tree of treesFor(options.baseline)) subjects.push(...(await functionSubjects(tree, dir)));
     const env = {
       ...process.env,
       DYNAMODB_ENDPOINT: dynamodb.endpoint,
@@ -152,35 +140,36 @@ export async function coldInit(): Promise<Row[]> {
     const times = subjects.map((): number[] => []);
     // One untimed round first: it seeds the table, and warms DynamoDB Local and the disk cache.
     for (let round = -1; round < ROUNDS; round++) {
-      let created: string | undefined;
-      subjects.forEach(({ name, file, firstEvent, status }, i) => {
-        const timed = timeFirstAnswer(child, file, firstEvent(created), env);
+      const created = new Map<Tree | undefined, string>();
+      subjects.forEach(({ name, file, tree, firstEvent, status }, i) => {
+        const timed = timeFirstAnswer(child, file, firstEvent(created.get(tree)), env);
         if (timed.status !== status) throw new Error(`${name} answered ${timed.status}: ${timed.body}`);
-        if (name === 'createTodo') created = String((JSON.parse(timed.body) as { id: number }).id);
+        if (name === 'createTodo') created.set(tree, String((JSON.parse(timed.body) as { id: number }).id));
         if (round >= 0) times[i]?.push(timed.ms);
       });
     }
     const [floor = NaN, ...fastest] = times.map(fastestTenth);
+    const floorMedian = median(times[0] ?? []);
     const rows: Row[] = [
       {
         section: 'coldInit',
         name: 'empty handler (floor), fastest tenth',
         value: round(floor, 1),
         unit: 'ms',
-        note: `median ${round(median(times[0] ?? []), 1)} ms of ${ROUNDS} processes`,
+        note: `median ${round(floorMedian, 1)} ms of ${ROUNDS} processes`,
       },
     ];
-    subjects.slice(1).forEach(({ name, budget }, i) => {
-      if (budget === undefined) throw new Error(`${name} has no budget`);
+    subjects.slice(1).forEach(({ name, tree, budget }, i) => {
+      if (budget === undefined || tree === undefined) throw new Error(`${name} has no budget`);
       const over = round((fastest[i] ?? NaN) - floor, 1);
       const all = times[i + 1] ?? [];
       rows.push({
         section: 'coldInit',
-        name: `${name}: over the empty handler, fastest tenth`,
+        name: `${tree.name}: ${name}: over the empty handler, fastest tenth`,
         value: over,
         unit: 'ms',
-        ...heldTo(over, budget),
-        note: `median ${round(median(all) - median(times[0] ?? []), 1)} ms over; ${ROUNDS} processes, ${round(Math.min(...all), 1)} to ${round(Math.max(...all), 1)} ms`,
+        ...(tree === THIS_TREE ? heldTo(over, budget) : {}),
+        note: `median ${round(median(all) - floorMedian, 1)} ms over; ${ROUNDS} processes, ${round(Math.min(...all), 1)} to ${round(Math.max(...all), 1)} ms`,
       });
     });
     return rows;
