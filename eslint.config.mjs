@@ -31,7 +31,15 @@ export default tseslint.config(
     // One function style (docs/contributing.md): a top-level function is a `function` declaration;
     // an arrow is for a callback, or for a const whose type annotation is the point
     // (`export const list: TodoStore['list'] = …`).
-    files: ['lib/**/*.ts', 'functions/**/*.ts', 'harness/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    files: [
+      'lib/**/*.ts',
+      'functions/**/*.ts',
+      'harness/**/*.ts',
+      'scripts/**/*.ts',
+      'bench/**/*.ts',
+      'smoke/**/*.ts',
+      'serverless/**/*.cjs',
+    ],
     rules: { 'func-style': ['error', 'declaration', { allowTypeAnnotation: true }] },
   },
   prettier,

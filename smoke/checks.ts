@@ -45,8 +45,12 @@ function key(): string {
   return `"${randomUUID()}"`;
 }
 
-const idempotencyKey = (value: string) => ({ 'idempotency-key': value });
-const replayed = (answer: Answer) => answer.headers.get('idempotent-replayed');
+function idempotencyKey(value: string) {
+  return { 'idempotency-key': value };
+}
+function replayed(answer: Answer) {
+  return answer.headers.get('idempotent-replayed');
+}
 
 /** The answer's ETag, which openapi.yaml requires of it (the contract has checked it is there). */
 function etagOf(answer: Answer): string {

@@ -71,11 +71,11 @@ async function main(): Promise<void> {
   };
   // Every Ctrl-C asks for the same: npm and the shell may pass one press on to this process a
   // second time, so a second signal cannot mean "stop now, leave the records".
-  const interrupt = () => {
+  function interrupt() {
     if (stage.interrupted) return;
     stage.interrupt();
     print.problem('Interrupted: deleting the records this run created, then stopping');
-  };
+  }
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
   const report = await runSmoke(stage, contract, CHECKS, print);

@@ -57,7 +57,9 @@ function rewriteRefs(value: unknown): unknown {
 }
 
 /** The last part of a local ref: `#/components/responses/TodoNotFound` is `TodoNotFound`. */
-const refName = (ref: string): string => ref.split('/').pop() ?? '';
+function refName(ref: string): string {
+  return ref.split('/').pop() ?? '';
+}
 
 /**
  * A header's value as its schema reads it: OpenAPI's `simple` style gives a number-typed header
@@ -139,9 +141,9 @@ export class Contract {
     }
     const contentType = response.headers.get('content-type');
     const mediaType = (contentType ?? '').split(';')[0]?.trim() ?? '';
-    const media = documented.content?.[mediaType];
+    const media = documented.content[mediaType];
     if (media === undefined) {
-      const expected = Object.keys(documented.content ?? {}).join(', ');
+      const expected = Object.keys(documented.content).join(', ');
       throw new Error(`${where}: media type "${mediaType}" not documented (expected ${expected})`);
     }
     let body: unknown = response.text;

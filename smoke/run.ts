@@ -47,7 +47,9 @@ export interface Printer {
 
 /** `429, 500, 503 on every operation; 409 on POST /todos, PUT /todos/{id}` */
 export function describeNotProvoked(missing: readonly DocumentedStatus[], all: readonly DocumentedStatus[]): string {
-  const operation = ({ method, template }: DocumentedStatus) => `${method} ${template}`;
+  function operation({ method, template }: DocumentedStatus) {
+    return `${method} ${template}`;
+  }
   const operations = [...new Set(all.map(operation))];
   const byStatus = new Map<number, string[]>();
   for (const status of missing)
@@ -62,7 +64,9 @@ export function describeNotProvoked(missing: readonly DocumentedStatus[], all: r
 }
 
 /** Indents the lines after the first of a multi-line message, under a result line. */
-const indented = (text: string) => text.replace(/\n/g, '\n      ');
+function indented(text: string) {
+  return text.replace(/\n/g, '\n      ');
+}
 
 export async function runSmoke(
   stage: Stage,
@@ -124,6 +128,18 @@ export async function runSmoke(
   };
 }
 
+/** Whether a list entry is a Todo, as far as the cleanup needs: an id and a title. */
+function isTodo(todo: unknown): todo is Todo {
+  return (
+    typeof todo === 'object' &&
+    todo !== null &&
+    'id' in todo &&
+    typeof todo.id === 'number' &&
+    'title' in todo &&
+    typeof todo.title === 'string'
+  );
+}
+
 /** The Todos of a list's JSON, or none when it is not one. */
 function todosIn(text: string): Todo[] {
   let value: unknown;
@@ -132,13 +148,6 @@ function todosIn(text: string): Todo[] {
   } catch {
     return [];
   }
-  const isTodo = (todo: unknown): todo is Todo =>
-    typeof todo === 'object' &&
-    todo !== null &&
-    'id' in todo &&
-    typeof todo.id === 'number' &&
-    'title' in todo &&
-    typeof todo.title === 'string';
   return Array.isArray(value) ? value.filter(isTodo) : [];
 }
 
