@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import aws4 from 'aws4';
@@ -298,12 +298,28 @@ interface Endpoint {
   readonly credentials: () => Promise<Credentials>;
 }
 
-/**
- * One attempt: signed, sent on a kept-alive socket, with a connect timeout while a new socket
- * connects, then an answer timeout until the whole answer is read; the signal ends it at once.
- * Resolves with the answer's JSON, or rejects with a DynamoDbError (or the signal's reason).
- */
-async function attempt(endpoint: Endpoint, operation: string, body: string, signal: AbortSignal, attempts: number) {
+/** Where the store's requests go, and how: `options` with their defaults (see DynamoDbOptions). */
+function endpointFor({ endpoint, region, credentials }: DynamoDbOptions): Endpoint {
+  const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  const url = new URL(endpoint ?? `https://dynamodb.${resolvedRegion}.amazonaws.com/`);
+  const secure = url.protocol === 'https:';
+  return {
+    url,
+    region: resolvedRegion,
+    agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: MAX_IN_FLIGHT }),
+    request: secure ? httpsRequest : httpRequest,
+    credentials: credentialSource(credentials),
+  };
+}
+
+function credentialSource(credentials: DynamoDbOptions['credentials']): () => Promise<Credentials> {
+  if (typeof credentials === 'function') return credentials;
+  if (credentials === undefined) return credentialsFrom(process.env);
+  return () => Promise.resolve(credentials);
+}
+
+/** An operation's request headers, signed with SigV4 for `endpoint`. */
+async function signedHeaders(endpoint: Endpoint, operation: string, body: string): Promise<Record<string, string>> {
   const headers: Record<string, string> = {
     'content-type': 'application/x-amz-json-1.0',
     'x-amz-target': `DynamoDB_20120810.${operation}`,
@@ -311,155 +327,177 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
   // On Lambda with active tracing, the request carries the function's trace, as the SDK's did.
   const trace = process.env._X_AMZN_TRACE_ID;
   if (process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && trace !== undefined) headers['x-amzn-trace-id'] = trace;
-  const { url } = endpoint;
+  const { url, region } = endpoint;
   const { accessKeyId, secretAccessKey, sessionToken } = await endpoint.credentials();
   const signed = aws4.sign(
-    { host: url.host, path: url.pathname, method: 'POST', headers, body, service: 'dynamodb', region: endpoint.region },
+    { host: url.host, path: url.pathname, method: 'POST', headers, body, service: 'dynamodb', region },
     { accessKeyId, secretAccessKey, ...(sessionToken !== undefined && { sessionToken }) },
   );
-  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
-    const request = endpoint.request(url, {
-      method: 'POST',
-      agent: endpoint.agent,
-      headers: signed.headers,
-    });
-    let timer: NodeJS.Timeout | undefined;
-    function timeout(what: string, ms: number) {
-      clearTimeout(timer);
-      timer = setTimeout(
-        () => request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { attempts })),
-        ms,
-      );
+  return signed.headers as Record<string, string>;
+}
+
+/**
+ * An attempt's timeouts: while a new socket connects, CONNECT_TIMEOUT_MS; from then (or at once,
+ * on a kept-alive socket) until the whole answer is read, REQUEST_TIMEOUT_MS. Each destroys the
+ * request with a TimeoutError. Returns what clears them.
+ */
+function watchTimeouts(request: ClientRequest, attempts: number): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  function timeout(what: string, ms: number): void {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { attempts }));
+    }, ms);
+  }
+  request.on('socket', (socket) => {
+    if (!socket.connecting) {
+      timeout('answer', REQUEST_TIMEOUT_MS);
+      return;
     }
-    function onAbort() {
+    timeout('connection', CONNECT_TIMEOUT_MS);
+    socket.once('connect', () => {
+      timeout('answer', REQUEST_TIMEOUT_MS);
+    });
+  });
+  return () => {
+    clearTimeout(timer);
+  };
+}
+
+/** An answer's JSON, read whole: a body that is not JSON becomes the message of an error answer. */
+function readAnswer(answer: IncomingMessage): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+    answer.on('error', reject);
+    answer.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: Record<string, unknown>;
+      try {
+        body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        body = { message: text };
+      }
+      resolve({ status: answer.statusCode ?? 0, body });
+    });
+  });
+}
+
+/**
+ * One attempt: signed, sent on a kept-alive socket, within its timeouts; the signal ends it at
+ * once. Resolves with the answer's status and JSON, or rejects with a DynamoDbError (or the
+ * signal's reason).
+ */
+async function attempt(endpoint: Endpoint, operation: string, body: string, signal: AbortSignal, attempts: number) {
+  const headers = await signedHeaders(endpoint, operation, body);
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const request = endpoint.request(endpoint.url, { method: 'POST', agent: endpoint.agent, headers });
+    const clearTimeouts = watchTimeouts(request, attempts);
+    function onAbort(): void {
       request.destroy(signal.reason as Error);
     }
     signal.addEventListener('abort', onAbort, { once: true });
-    function done() {
-      clearTimeout(timer);
+    function done(): void {
+      clearTimeouts();
       signal.removeEventListener('abort', onAbort);
     }
-    request.on('socket', (socket) => {
-      if (!socket.connecting) {
-        timeout('answer', REQUEST_TIMEOUT_MS);
-        return;
-      }
-      timeout('connection', CONNECT_TIMEOUT_MS);
-      socket.once('connect', () => {
-        timeout('answer', REQUEST_TIMEOUT_MS);
-      });
-    });
     request.on('error', (error: NodeJS.ErrnoException) => {
       done();
-      if (signal.aborted) {
-        reject(signal.reason as Error);
-        return;
-      }
-      reject(
-        error instanceof DynamoDbError
-          ? error
-          : new DynamoDbError('NetworkError', error.message, { attempts, cause: error }),
-      );
+      if (signal.aborted) reject(signal.reason as Error);
+      else if (error instanceof DynamoDbError) reject(error);
+      else reject(new DynamoDbError('NetworkError', error.message, { attempts, cause: error }));
     });
     request.on('response', (answer: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('error', (error) => request.destroy(error));
-      answer.on('end', () => {
-        done();
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = answer.statusCode ?? 0;
-        let parsed: Record<string, unknown>;
-        try {
-          parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-        } catch {
-          parsed = { message: text };
-        }
-        resolve({ status, body: parsed });
-      });
+      readAnswer(answer).then(
+        (read) => {
+          done();
+          resolve(read);
+        },
+        (error: unknown) => request.destroy(error as Error),
+      );
     });
     request.end(body);
   });
 }
 
 /**
- * The store's DynamoDB, at `endpoint` (by default the region's): up to MAX_ATTEMPTS attempts of
- * each request, the same body each time, with the SDK's standard backoff between them; at most
- * MAX_IN_FLIGHT requests at once, each waiting its turn for a socket.
+ * One operation's attempts, up to MAX_ATTEMPTS, the same body each time, with the SDK's standard
+ * backoff between them; resolves with its answer's JSON and the attempts it took.
  */
-export function dynamoDb({ endpoint, region, credentials }: DynamoDbOptions = {}): DynamoDb {
-  const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  const url = new URL(endpoint ?? `https://dynamodb.${resolvedRegion}.amazonaws.com/`);
-  const secure = url.protocol === 'https:';
-  const target: Endpoint = {
-    url,
-    region: resolvedRegion,
-    agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: MAX_IN_FLIGHT }),
-    request: secure ? httpsRequest : httpRequest,
-    credentials:
-      typeof credentials === 'function'
-        ? credentials
-        : credentials === undefined
-          ? credentialsFrom(process.env)
-          : () => Promise.resolve(credentials),
-  };
-  const slots = new Slots();
-
-  /** One operation's attempts; resolves with its answer's JSON and the attempts it took. */
-  async function attempts(
-    operation: string,
-    input: object,
-    signal: AbortSignal,
-  ): Promise<{ answer: Record<string, unknown>; made: number }> {
-    const body = JSON.stringify(marshalled(input));
-    for (let made = 1; ; made++) {
-      let failure: DynamoDbError;
-      let status: number | undefined;
-      try {
-        const answer = await attempt(target, operation, body, signal, made);
-        if (answer.status >= 200 && answer.status < 300) return { answer: answer.body, made };
-        status = answer.status;
-        failure = errorOf(answer.status, answer.body, made);
-      } catch (error) {
-        if (signal.aborted || !(error instanceof DynamoDbError)) throw error;
-        failure = error;
-      }
-      const kind = retryKind(failure, status);
-      if (kind === undefined || made >= MAX_ATTEMPTS) throw failure;
-      await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (made - 1)), signal);
-    }
-  }
-
-  /** One request: a slot, then its attempts, and again after a refusal of NOT_APPLIED, until the signal aborts. */
-  async function send(operation: string, input: object, signal: AbortSignal): Promise<Record<string, unknown>> {
-    await slots.acquire(signal);
-    const started = Date.now();
+async function attempts(
+  endpoint: Endpoint,
+  operation: string,
+  input: object,
+  signal: AbortSignal,
+): Promise<{ answer: Record<string, unknown>; made: number }> {
+  const body = JSON.stringify(marshalled(input));
+  for (let made = 1; ; made++) {
+    let failure: DynamoDbError;
+    let status: number | undefined;
     try {
-      for (let again = 0; ; again++) {
-        try {
-          const { answer, made } = await attempts(operation, input, signal);
-          log('debug', { message: 'dynamodb', operation, attempts: made, durationMs: Date.now() - started });
-          return answer;
-        } catch (error) {
-          if (signal.aborted) throw signal.reason;
-          const name = error instanceof Error ? error.name : String(error);
-          log('debug', { message: 'dynamodb', operation, error: name, durationMs: Date.now() - started });
-          if (!NOT_APPLIED.includes(name)) throw error;
-          await backoff(signal, again);
-        }
-      }
-    } finally {
-      slots.release();
+      const answer = await attempt(endpoint, operation, body, signal, made);
+      if (answer.status >= 200 && answer.status < 300) return { answer: answer.body, made };
+      status = answer.status;
+      failure = errorOf(answer.status, answer.body, made);
+    } catch (error) {
+      if (signal.aborted || !(error instanceof DynamoDbError)) throw error;
+      failure = error;
     }
+    const kind = retryKind(failure, status);
+    if (kind === undefined || made >= MAX_ATTEMPTS) throw failure;
+    await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (made - 1)), signal);
   }
+}
 
+/**
+ * One request: a slot among MAX_IN_FLIGHT, then its attempts, and again after a refusal of
+ * NOT_APPLIED, until the signal aborts. Each outcome is a line at `debug`.
+ */
+async function send(
+  endpoint: Endpoint,
+  slots: Slots,
+  operation: string,
+  input: object,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
+  await slots.acquire(signal);
+  const started = Date.now();
+  try {
+    for (let again = 0; ; again++) {
+      try {
+        const { answer, made } = await attempts(endpoint, operation, input, signal);
+        log('debug', { message: 'dynamodb', operation, attempts: made, durationMs: Date.now() - started });
+        return answer;
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const name = error instanceof Error ? error.name : String(error);
+        log('debug', { message: 'dynamodb', operation, error: name, durationMs: Date.now() - started });
+        if (!NOT_APPLIED.includes(name)) throw error;
+        await backoff(signal, again);
+      }
+    }
+  } finally {
+    slots.release();
+  }
+}
+
+/**
+ * The store's DynamoDB, at `endpoint` (by default the region's): each call one request (`send`),
+ * its input marshalled and its answer unmarshalled.
+ */
+export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
+  const endpoint = endpointFor(options);
+  const slots = new Slots();
+  function call(operation: string, input: object, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return send(endpoint, slots, operation, input, signal);
+  }
   return {
     async getItem(input, signal) {
-      const { Item } = await send('GetItem', input, signal);
+      const { Item } = await call('GetItem', input, signal);
       return Item === undefined ? undefined : unmarshall(Item as Record<string, never>);
     },
     async query(input, signal) {
-      const page = await send('Query', input, signal);
+      const page = await call('Query', input, signal);
       return {
         items: ((page.Items ?? []) as Record<string, never>[]).map((item) => unmarshall(item)),
         lastKey:
@@ -467,19 +505,19 @@ export function dynamoDb({ endpoint, region, credentials }: DynamoDbOptions = {}
       };
     },
     async putItem(input, signal) {
-      await send('PutItem', input, signal);
+      await call('PutItem', input, signal);
     },
     async updateItem(input, signal) {
-      await send('UpdateItem', input, signal);
+      await call('UpdateItem', input, signal);
     },
     async deleteItem(input, signal) {
-      await send('DeleteItem', input, signal);
+      await call('DeleteItem', input, signal);
     },
     async transactWriteItems(actions, token, signal) {
       const TransactItems = actions.map((action) =>
         Object.fromEntries(Object.entries(action).map(([kind, inner]) => [kind, marshalled(inner as object)])),
       );
-      await send('TransactWriteItems', { TransactItems, ClientRequestToken: token }, signal);
+      await call('TransactWriteItems', { TransactItems, ClientRequestToken: token }, signal);
     },
   };
 }
