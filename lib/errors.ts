@@ -48,11 +48,18 @@ export class KeyReused extends Refusal {
 
 /**
  * If-Match named a version of the record other than the one stored: the record changed since the
- * client read it, and nothing was written. 412, as RFC 9110 §13.1.1 says.
+ * client read it, and nothing was written. 412, as RFC 9110 §13.1.1 says. Kept under an
+ * Idempotency-Key, it is answered again to a retry, which says so as every replay does.
  */
 export class PreconditionFailed extends Refusal {
   override readonly status = 412;
   override readonly message = 'The Todo has changed since it was read: read it again (a new ETag) and retry';
+  declare readonly headers?: Record<string, string>;
+
+  constructor({ replayed = false }: { replayed?: boolean } = {}) {
+    super();
+    if (replayed) this.headers = { 'idempotent-replayed': 'true' };
+  }
 }
 
 const RETRY_LATER = { 'retry-after': '1' };

@@ -84,7 +84,7 @@ function claimed<T>(
   const kept = claim && claims.get(claim.key);
   if (claim && kept && kept.expiresAt > Date.now()) {
     if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-    if (kept.preconditionFailed) throw new PreconditionFailed();
+    if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
     return { value: kept.value as NonNullable<T>, replayed: true };
   }
   let value: T;

@@ -341,7 +341,7 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
-    name: 'PUT /todos/{id} → 412 sent again with its Idempotency-Key → 412 again',
+    name: 'PUT /todos/{id} → 412 sent again with its Idempotency-Key → 412 again, Idempotent-Replayed: true',
     run: async (stage) => {
       const todo = await stage.create('stale keyed update');
       const path = `/todos/${todo.id}`;
@@ -352,8 +352,9 @@ export const CHECKS: readonly Check[] = [
         headers: { 'if-match': read, ...idempotencyKey(key()) },
         expect: 412,
       };
-      await stage.send('PUT', path, options);
-      await stage.send('PUT', path, options);
+      const first = await stage.send('PUT', path, options);
+      const again = await stage.send('PUT', path, options);
+      expectEqual([replayed(first), replayed(again)], [null, 'true'], 'the 412 and its retry: Idempotent-Replayed');
     },
   },
   {

@@ -58,7 +58,7 @@ export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Writt
   const kept = item as unknown as ClaimItem;
   if (claim === undefined || kept[EXPIRES] * 1000 <= Date.now()) return undefined;
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-  if (kept.preconditionFailed) throw new PreconditionFailed();
+  if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
   return { value: kept.todo && toTodo(kept.todo), replayed: true };
 }
 

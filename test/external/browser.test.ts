@@ -71,7 +71,7 @@ async function saveInTab([api, id, etag, title]: readonly [string, number, strin
     headers: { 'content-type': 'application/json', 'if-match': etag },
     body: JSON.stringify({ title }),
   });
-  return { status: saved.status, etag: saved.headers.get('etag'), body: (await saved.json()) };
+  return { status: saved.status, etag: saved.headers.get('etag'), body: await saved.json() };
 }
 
 /**

@@ -144,8 +144,7 @@ export function expectedReply(model: Model, request: Request): Reply {
   const claim = model.claims.get(key);
   if (claim !== undefined) {
     if (claim.request !== fingerprint) return anyError(422);
-    // A 412 is an error answer: the same again, with no Idempotent-Replayed.
-    return claim.reply.status === 412 ? claim.reply : { ...claim.reply, replayed: true };
+    return { ...claim.reply, replayed: true };
   }
   const reply = replyTo(model, request);
   if ([200, 201, 412].includes(reply.status)) model.claims.set(key, { request: fingerprint, reply });
