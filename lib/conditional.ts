@@ -11,9 +11,9 @@ import type { Precondition, Todo } from './todos';
  */
 
 /**
- * The strong entity tag of a representation: the first 128 bits of the SHA-256 of its body, so
- * two answers have one tag exactly when their bodies are the same bytes, on either store, across
- * restarts and containers.
+ * The strong entity tag of a representation: the first 22 base64url characters (132 bits) of the
+ * SHA-256 of its body, so two answers have one tag exactly when their bodies are the same bytes,
+ * on either store, across restarts and containers.
  */
 export function etagOf(body: string): string {
   // node:crypto is loaded by the first tagged answer, not at load: a DynamoDB function has it

@@ -172,7 +172,7 @@ interface ReadEvent {
 function readEvent(event: unknown): ReadEvent {
   const unchecked = event as Unchecked | undefined;
   const method = unchecked?.requestContext?.http?.method;
-  const isHttpApi = method !== undefined && typeof unchecked?.headers === 'object';
+  const isHttpApi = method !== undefined && typeof unchecked?.headers === 'object' && unchecked.headers !== null;
   return {
     method,
     route: unchecked?.routeKey,

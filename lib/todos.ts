@@ -35,9 +35,9 @@ export type Deadline = number;
  * stored together or not at all, and a later request with the same key gets the first answer.
  */
 export interface IdempotencyClaim {
-  /** The client's key, hashed. */
+  /** The client's key, as sent (lib/idempotency.ts). */
   readonly key: string;
-  /** The request it came with (method, path and body), hashed: the key answers this request only. */
+  /** The request it came with (method, path, If-Match and body), hashed: the key answers this request only. */
   readonly fingerprint: string;
   /** When the claim may be forgotten, in epoch milliseconds. */
   readonly expiresAt: number;

@@ -161,7 +161,13 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise
 
 /** A pause of `ms`, cut short with the signal's reason if the signal aborts. */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return unlessAborted(new Promise<void>((resolve) => setTimeout(resolve, ms)), signal);
+  let timer: NodeJS.Timeout | undefined;
+  const paused = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return unlessAborted(paused, signal).finally(() => {
+    clearTimeout(timer);
+  });
 }
 
 /**
@@ -389,7 +395,10 @@ function readAnswer(answer: IncomingMessage): Promise<{ status: number; body: Re
  * signal's reason).
  */
 async function attempt(endpoint: Endpoint, operation: string, body: string, signal: AbortSignal, attempts: number) {
-  const headers = await signedHeaders(endpoint, operation, body);
+  // Getting credentials may take a while off Lambda (SSO, a profile's refresh): an abort meanwhile
+  // ends the attempt there, and nothing is sent after the deadline.
+  const headers = await unlessAborted(signedHeaders(endpoint, operation, body), signal);
+  signal.throwIfAborted();
   return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
     const request = endpoint.request(endpoint.url, { method: 'POST', agent: endpoint.agent, headers });
     const clearTimeouts = watchTimeouts(request, attempts);
@@ -401,20 +410,25 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
       clearTimeouts();
       signal.removeEventListener('abort', onAbort);
     }
-    request.on('error', (error: NodeJS.ErrnoException) => {
+    function fail(error: Error): void {
       done();
       if (signal.aborted) reject(signal.reason as Error);
       else if (error instanceof DynamoDbError) reject(error);
       else reject(new DynamoDbError('NetworkError', error.message, { attempts, cause: error }));
-    });
+    }
+    let answered: IncomingMessage | undefined;
+    request.on('error', fail);
     request.on('response', (answer: IncomingMessage) => {
-      readAnswer(answer).then(
-        (read) => {
-          done();
-          resolve(read);
-        },
-        (error: unknown) => request.destroy(error as Error),
-      );
+      answered = answer;
+      readAnswer(answer).then((read) => {
+        done();
+        resolve(read);
+      }, fail);
+    });
+    // An answer cut off mid-body destroys the request without an 'error' event: a close before
+    // the whole answer came is the failure. (A promise already settled ignores it.)
+    request.once('close', () => {
+      if (answered?.complete !== true) fail(new Error('the connection closed before the answer was complete'));
     });
     request.end(body);
   });

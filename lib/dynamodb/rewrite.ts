@@ -98,7 +98,8 @@ export function rewriteTransaction(
   const transaction = new Transaction<Role>().add('record', change.write);
   if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
   if (claim !== undefined) {
-    transaction.add('claim', claimPut(table, claim, change.preconditionFailed ? change : { todo: change.todo }));
+    const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.todo };
+    transaction.add('claim', claimPut(table, claim, kept));
   }
   return transaction;
 }

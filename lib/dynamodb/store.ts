@@ -150,7 +150,8 @@ export class DynamoDbTodoStore implements TodoStore {
     );
     try {
       await unlessAborted(this.#seed(abort.signal), abort.signal);
-      return await operation(abort.signal);
+      // Raced against the deadline too: no request of the client outlives it, whatever it meets.
+      return await unlessAborted(operation(abort.signal), abort.signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +10,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { mentions, operation, startFaultProxy, type FaultProxy, type SeenRequest } from '../../harness/fault-proxy';
-import { eventually } from '../../harness/wait';
+import { eventually, sleep } from '../../harness/wait';
 import {
   CONNECT_TIMEOUT_MS,
   MAX_ATTEMPTS,
@@ -212,6 +214,61 @@ describe('timeouts and the deadline', () => {
       client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal),
     ).rejects.toBe(reason);
     expect(proxy.seen.filter(operation('GetItem'))).toHaveLength(1);
+  });
+});
+
+/** A DynamoDB stand-in that answers every request with `answer`, and counts them. */
+async function standIn(answer: (response: ServerResponse) => void) {
+  const seen = { requests: 0 };
+  const server: Server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      seen.requests += 1;
+      answer(response);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => { resolve(); }))));
+});
+
+/** What a call came to within `ms`: its error's name, 'ok', or 'still pending'. */
+function within(ms: number, work: Promise<unknown>): Promise<string> {
+  return Promise.race([outcome(work), sleep(ms).then(() => 'still pending')]);
+}
+
+describe('answers cut short, and an abort while signing', () => {
+  it('fails an attempt whose answer stops mid-body, and tries again, never waiting for the deadline', async () => {
+    const { endpoint, seen } = await standIn((response) => {
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': '100' });
+      response.write('{"Item":');
+      setTimeout(() => response.socket?.destroy(), 20);
+    });
+    const client = dynamoDb({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const call = client.getItem({ TableName: 'any', Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever());
+    // Its attempts and their backoff take well under a second; before, the call never settled.
+    expect(await within(10_000, call)).toBe('NetworkError');
+    expect(seen.requests).toBe(MAX_ATTEMPTS);
+  });
+
+  it('sends nothing when the deadline passes while credentials are still on their way', async () => {
+    const { endpoint, seen } = await standIn(() => undefined);
+    const slowCredentials = () => sleep(300).then(() => LOCAL_CREDENTIALS);
+    const client = dynamoDb({ endpoint, region: LOCAL_REGION, credentials: slowCredentials });
+    const deadline = new AbortController();
+    const reason = new Error('the deadline');
+    setTimeout(() => {
+      deadline.abort(reason);
+    }, 100);
+    const call = client.getItem({ TableName: 'any', Key: { pk: 'A', id: 1 }, ConsistentRead: true }, deadline.signal);
+    await expect(call).rejects.toBe(reason);
+    // Past the moment the credentials came: still nothing sent.
+    await sleep(500);
+    expect(seen.requests).toBe(0);
   });
 });
 
