@@ -233,7 +233,16 @@ async function standIn(answer: (response: ServerResponse) => void) {
 }
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => { resolve(); }))));
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) =>
+          server.close(() => {
+            resolve();
+          }),
+        ),
+    ),
+  );
 });
 
 /** What a call came to within `ms`: its error's name, 'ok', or 'still pending'. */
