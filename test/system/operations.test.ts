@@ -69,7 +69,7 @@ function operationsSent(): string[] {
   const sent = readdirSync(lib, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.ts'))
     .flatMap((file) =>
-      [...readFileSync(join(lib, file), 'utf8').matchAll(/send\(\s*'(\w+)'/g)].map(([, name = '']) => name),
+      [...readFileSync(join(lib, file), 'utf8').matchAll(/call\(\s*'(\w+)'/g)].map(([, name = '']) => name),
     );
   return [...new Set(sent)].sort();
 }

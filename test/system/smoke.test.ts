@@ -170,7 +170,7 @@ describe('npm run smoke -- <base-url>', () => {
       'CORS exposes no headers',
       {},
       { ...CORS, ExposeHeaders: [] },
-      'CORS: a POST from https://smoke-check.example is readable there, Location and Idempotent-Replayed exposed',
+      'CORS: a POST from https://smoke-check.example is readable there, Location, Idempotent-Replayed and ETag exposed',
       /Access-Control-Expose-Headers \(\) leaves out location/,
     ],
   ])(
