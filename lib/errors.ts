@@ -1,5 +1,6 @@
 import { MAX_LIST_BYTES } from './list-size';
 import type { Metric } from './metrics';
+import type { Precondition, Todo } from './todos';
 
 /**
  * The failures a request can meet, as types, each with what the client is told about it: its
@@ -97,6 +98,11 @@ export class StoreUnavailable extends Refusal {
 export class StoreMisconfigured extends Refusal {
   override readonly name = 'StoreMisconfigured';
   override readonly status = 500;
+}
+
+/** A PUT or DELETE's If-Match (lib/todos.ts, Precondition): PreconditionFailed when `current` is not the record the client read. */
+export function checkPrecondition(precondition: Precondition | undefined, current: Todo): void {
+  if (precondition !== undefined && !precondition(current)) throw new PreconditionFailed();
 }
 
 /** Narrows a store answer: a record (or `true`) when found, otherwise TodoNotFound. */

@@ -1,10 +1,9 @@
-import { KeyReused, ListFull, PreconditionFailed } from './errors';
+import { KeyReused, ListFull, PreconditionFailed, checkPrecondition } from './errors';
 import { MAX_LIST_BYTES, listBytes } from './list-size';
 import {
   FIRST_NEW_ID,
   SEED_TODOS,
   type IdempotencyClaim,
-  type Precondition,
   type Todo,
   type TodoStore,
   type WriteOptions,
@@ -106,11 +105,6 @@ function keep(kept: KeptClaim): void {
   claims.set(kept.key, kept);
 }
 
-/** A PUT or DELETE's If-Match (lib/todos.ts): PreconditionFailed when the record is not the one the client read. */
-function check(precondition: Precondition | undefined, current: Todo): void {
-  if (precondition !== undefined && !precondition(current)) throw new PreconditionFailed();
-}
-
 // The list's size (state.bytes) changes through these two only, one for each direction.
 
 /** A record added, or a title made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
@@ -151,14 +145,14 @@ export const update: TodoStore['update'] = (id, patch, { claim, precondition }: 
   // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
   if (patch.title === undefined && patch.completed === undefined) {
     const current = todos.get(id);
-    if (current !== undefined) check(precondition, current);
+    if (current !== undefined) checkPrecondition(precondition, current);
     return now(current && { value: current, replayed: false });
   }
   return now(
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
-      check(precondition, current);
+      checkPrecondition(precondition, current);
       const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
       // Only the title changes the list's size (listBytes): a PUT of `completed` alone sizes nothing.
       if (todo.title !== current.title) {
@@ -177,7 +171,7 @@ export const remove: TodoStore['remove'] = (id, { claim, precondition }: WriteOp
     claimed(claim, () => {
       const current = todos.get(id);
       if (current === undefined) return undefined;
-      check(precondition, current);
+      checkPrecondition(precondition, current);
       shrink(listBytes(current));
       todos.delete(id);
       return true as const;

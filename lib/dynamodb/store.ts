@@ -1,4 +1,12 @@
-import { KeyInFlight, KeyReused, ListFull, PreconditionFailed, StoreMisconfigured, StoreUnavailable } from '../errors';
+import {
+  KeyInFlight,
+  KeyReused,
+  ListFull,
+  PreconditionFailed,
+  StoreMisconfigured,
+  StoreUnavailable,
+  checkPrecondition,
+} from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
 import { dynamoDb, unlessAborted, type DynamoDb } from './client';
 import { createPosts, type NewTodo } from './posts';
@@ -118,7 +126,7 @@ export class DynamoDbTodoStore implements TodoStore {
     // Nothing to change: the answer is the record as it is (or a failed If-Match's 412), and no key is claimed.
     if (patch.title === undefined && patch.completed === undefined) {
       return this.get(id, deadline).then((todo) => {
-        if (todo !== undefined && precondition !== undefined && !precondition(todo)) throw new PreconditionFailed();
+        if (todo !== undefined) checkPrecondition(precondition, todo);
         return todo && { value: todo, replayed: false };
       });
     }
