@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { bodyOf, event, invoke, type EventOptions } from '../../harness/event';
-import { handlersOn } from '../../harness/routes';
+import { functionFor, handlersOn } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
 import type { TodoStore } from '../../lib/todos';
 import { JSON_TYPE } from '../support/expectations';
@@ -37,12 +37,9 @@ describe.each(STORES)('conditional requests ($name store)', (fixture) => {
     store = await fixture.fresh();
     const handlers = handlersOn(store);
     send = (options) => {
-      const name = { GET: 'getTodo', POST: 'createTodo', PUT: 'updateTodo', DELETE: 'deleteTodo' } as const;
-      const handler =
-        (options.method ?? 'GET') === 'GET' && options.id === undefined
-          ? handlers.listTodos
-          : handlers[name[options.method ?? 'GET']];
-      return invoke(handler, event(options));
+      const name = functionFor(options.method ?? 'GET', options.id !== undefined);
+      if (name === undefined) throw new Error(`no route for ${options.method ?? 'GET'}`);
+      return invoke(handlers[name], event(options));
     };
   });
   const withHeader = (options: EventOptions, name: string, value: string): EventOptions => ({
