@@ -87,6 +87,22 @@ function slowed(service: AwsDynamoDb, text: string) {
   };
 }
 
+/** A transaction that adds one to item A/1's `n`: applied twice, it would count two. */
+function addOne(table: string) {
+  return {
+    TransactItems: [
+      {
+        Update: {
+          TableName: table,
+          Key: { pk: 'A', id: 1 },
+          UpdateExpression: 'ADD n :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+    ],
+  };
+}
+
 describe('transaction conflicts', () => {
   it('cancels a transaction that meets another in progress on one of its items: TransactionConflict at that item, None at the others', async () => {
     const { service, table, once } = await aws();
@@ -163,19 +179,7 @@ describe('transaction conflicts', () => {
 
   it('refuses a transaction sent again with the token of one in progress (TransactionInProgressException); the SDK retries it, and it is applied once', async () => {
     const { service, table, once, withRetries } = await aws();
-    const request = {
-      TransactItems: [
-        {
-          Update: {
-            TableName: table,
-            Key: { pk: 'A', id: 1 },
-            UpdateExpression: 'ADD n :one',
-            ExpressionAttributeValues: { ':one': 1 },
-          },
-        },
-      ],
-      ClientRequestToken: 'the-one-token',
-    };
+    const request = { ...addOne(table), ClientRequestToken: 'the-one-token' };
     const first = slowed(service, 'the-one-token');
     const held = once.send(new TransactWriteCommand(request));
     await first.inProgress;
@@ -361,18 +365,7 @@ describe('internal server errors', () => {
 
   it('answers 500 after applying a transaction: the SDK’s retry with the same token is answered done, and it is applied once', async () => {
     const { table, once, withRetries } = await aws({ internalErrors: { rate: 0.5, random: dice(0.3) } });
-    const counted = {
-      TransactItems: [
-        {
-          Update: {
-            TableName: table,
-            Key: { pk: 'A', id: 1 },
-            UpdateExpression: 'ADD n :one',
-            ExpressionAttributeValues: { ':one': 1 },
-          },
-        },
-      ],
-    };
+    const counted = addOne(table);
     expect(await outcome(withRetries.send(new TransactWriteCommand(counted)))).toBe('ok');
     const { Item } = await once.send(
       new GetCommand({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }),

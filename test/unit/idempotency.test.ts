@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { bodyOf, event, invoke, type EventOptions } from '../../harness/event';
-import { handlersOn } from '../../harness/routes';
+import { functionFor, handlersOn } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
 import { KEY_LIFETIME_MS, MAX_KEY_LENGTH } from '../../lib/idempotency';
 import { MAX_KEPT_CLAIMS, memoryStore, resetMemoryStore } from '../../lib/memory-store';
@@ -32,12 +32,9 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
     store = await fixture.fresh();
     const handlers = handlersOn(store);
     send = (options) => {
-      const name = { GET: 'getTodo', POST: 'createTodo', PUT: 'updateTodo', DELETE: 'deleteTodo' } as const;
-      const handler =
-        options.method === 'GET' && options.id === undefined
-          ? handlers.listTodos
-          : handlers[name[options.method ?? 'GET']];
-      return invoke(handler, event(options));
+      const name = functionFor(options.method ?? 'GET', options.id !== undefined);
+      if (name === undefined) throw new Error(`no route for ${options.method ?? 'GET'}`);
+      return invoke(handlers[name], event(options));
     };
   });
   const titles = async () => (await store.list()).map((todo) => todo.title);
