@@ -99,7 +99,12 @@ describe('npm run dev, saved fifty times each way', () => {
           join(dir, ERRORS),
           `import { MARK } from './${name}';\n${original.replace(MESSAGE, '`Todo not found ${MARK}`')}`,
         );
-        writeFileSync(join(dir, `lib/${name}.ts`), `export const MARK = ${JSON.stringify(mark)};\n`);
+        // The new file appears whole (written aside, then renamed), as an editor creates one: read
+        // half-written, before the build that reads it whole, it would be rebuilt again, and named
+        // by two lines. A file saved in place is the first case's.
+        const temporary = join(dir, `lib/.${name}.ts.swp`);
+        writeFileSync(temporary, `export const MARK = ${JSON.stringify(mark)};\n`);
+        renameSync(temporary, join(dir, `lib/${name}.ts`));
       },
     ],
   ];
