@@ -21,7 +21,7 @@ describe.each(E2E_STORES)('%s store', (store) => {
     await Promise.all([fresh.stop(), service.stop()]);
   });
 
-  describe('a server that has just started (SPEC.md §1)', () => {
+  describe('a server that has just started (docs/spec.md §1)', () => {
     it('holds records 1 (completed = false) and 2 (completed = true), and gives the first new record id 3', async () => {
       expectJson(await service.api.get('/todos'), 200, [
         { id: 1, title: expect.any(String), completed: false },
@@ -35,7 +35,7 @@ describe.each(E2E_STORES)('%s store', (store) => {
     });
   });
 
-  describe('SPEC.md over HTTP', () => {
+  describe('docs/spec.md over HTTP', () => {
     const create = async (title: string): Promise<{ id: number; path: string }> => {
       const response = await service.api.post('/todos', { title });
       expect(response.status).toBe(201);

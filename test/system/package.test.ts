@@ -51,7 +51,7 @@ describe.each(['memory', 'dynamodb'] as const)('serverless package, %s store', (
     }
   });
 
-  it('has exactly the five routes of SPEC.md on an HTTP API with payload 2.0', () => {
+  it('has exactly the five routes of docs/spec.md on an HTTP API with payload 2.0', () => {
     const routes = ofType(packaged(store), 'AWS::ApiGatewayV2::Route').map((route) => route.Properties.RouteKey);
     expect(routes.sort()).toEqual([
       'DELETE /todos/{id}',

@@ -24,7 +24,7 @@ const created = { location: '/todos/3', etag };
 // That the document is valid OpenAPI 3.1 is checked by `npm run lint` (validate-api, against the
 // official OpenAPI 3.1 schema); these tests pin what it says and the checker built on it.
 describe('openapi.yaml', () => {
-  it('describes exactly the five operations of SPEC.md', () => {
+  it('describes exactly the five operations of docs/spec.md', () => {
     const operations = Object.entries(contract.document.paths).flatMap(([path, item]) =>
       Object.keys(item).flatMap((method) => (method === 'parameters' ? [] : [`${method.toUpperCase()} ${path}`])),
     );
@@ -37,7 +37,7 @@ describe('openapi.yaml', () => {
     ]);
   });
 
-  it('says that no operation needs credentials (SPEC.md §5)', () => {
+  it('says that no operation needs credentials (docs/spec.md §5)', () => {
     expect((contract.document as unknown as { security: unknown }).security).toEqual([]);
   });
 
