@@ -37,12 +37,12 @@ export const DYNAMODB_ONLY = [
   'aws-dynamodb',
   'dynamodb-client',
   'dynamodb-faults',
+  'dynamodb-local-process',
   'dynamodb-log',
   'dynamodb-queue',
   'dynamodb-store',
   'dynamodb-under-load',
   'exactly-once',
-  'local-dynamodb',
 ];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
 

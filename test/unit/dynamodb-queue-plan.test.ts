@@ -1,0 +1,317 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { EXPIRES } from '../../lib/dynamodb/table';
+import {
+  INTENT_LIFETIME_MS,
+  MAX_INTENTS,
+  NOTHING_DECIDED,
+  RECENT_IDS,
+  commitVerdict,
+  intentId,
+  outcomeOf,
+  pauseBeforeLook,
+  placeOf,
+  planCommit,
+  recentAfter,
+  type CommitPlan,
+  type CommitRole,
+  type Intent,
+  type Look,
+  type QueueCounter,
+} from '../../lib/dynamodb/queue-plan';
+import type { Reason, Reasons } from '../../lib/dynamodb/transaction';
+import { KeyReused, ListFull } from '../../lib/errors';
+import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
+import type { IdempotencyClaim } from '../../lib/todos';
+
+/**
+ * The queue of POSTs' decisions (lib/dynamodb/queue-plan.ts), with no DynamoDB: where a POST stands
+ * in a look, what one commit writes, and what a commit's cancellation means. The queue's behaviour
+ * across containers, on DynamoDB Local behind the fault proxy, is test/unit/dynamodb-queue.test.ts's.
+ */
+
+const NOW = 1_800_000_000_000;
+const failed = (item?: Record<string, unknown>): Reason => ({ code: 'ConditionalCheckFailed', ...(item && { item }) });
+
+/** An intent that arrived `ago` ms before NOW, `n` apart from the others of that millisecond. */
+function intent(uuid: string, ago = 0, n = 0, extra: Partial<Intent> = {}): Intent {
+  return { id: (NOW - ago) * 1000 + n, uuid, title: `title of ${uuid}`, ...extra };
+}
+
+function claim(key: string, fingerprint = `print of ${key}`): IdempotencyClaim {
+  // Kept until a minute from the real now: a claim's expiry is read against the clock (replayOf).
+  return { key, fingerprint, expiresAt: Date.now() + 60_000 };
+}
+
+/** A claim's item as DynamoDB returns it with a failed condition (ALL_OLD). */
+function keptClaim(of: IdempotencyClaim, todo?: { id: number; title: string; completed: boolean }) {
+  return {
+    pk: `KEY#${of.key}`,
+    id: 0,
+    fingerprint: of.fingerprint,
+    [EXPIRES]: Math.ceil(of.expiresAt / 1000),
+    ...(todo && { todo }),
+  };
+}
+
+/** Up to 40 intents in the queue's order (by id), each of its own POST. */
+const queues = fc
+  .uniqueArray(fc.nat({ max: 5_000_000 }), { minLength: 1, maxLength: 40 })
+  .map((offsets) => offsets.sort((a, b) => a - b).map((offset, i) => ({ id: NOW * 1000 + offset, uuid: `u${i}` })));
+
+describe('placeOf: where a POST stands in a look at the queue', () => {
+  const counter: QueueCounter = { next: 10, bytes: 0, recent: { done: 9 } };
+  const [a, b, c] = [intent('a', 30), intent('b', 20), intent('c', 10)];
+
+  it('says committed, with its id, once the counter gave it one', () => {
+    expect(placeOf({ counter, intents: [a], complete: true }, { id: 1, uuid: 'done' })).toEqual({
+      kind: 'committed',
+      id: 9,
+    });
+  });
+
+  it('says head for the first intent, and waiting behind it for the others', () => {
+    const look: Look = { counter, intents: [a, b, c], complete: true };
+    expect(placeOf(look, a)).toEqual({ kind: 'head' });
+    expect(placeOf(look, c)).toEqual({ kind: 'waiting', head: a });
+  });
+
+  it('says gone for an intent missing from a page that covers its place', () => {
+    expect(placeOf({ counter, intents: [a, c], complete: true }, b)).toEqual({ kind: 'gone' });
+    expect(placeOf({ counter, intents: [a, c], complete: false }, b)).toEqual({ kind: 'gone' });
+    expect(placeOf({ counter, intents: [], complete: true }, b)).toEqual({ kind: 'gone' });
+  });
+
+  it('never says gone for an intent past the end of a page DynamoDB cut: it is still queued', () => {
+    expect(placeOf({ counter, intents: [a, b], complete: false }, c)).toEqual({ kind: 'waiting', head: a });
+    expect(placeOf({ counter, intents: [], complete: false }, c)).toEqual({ kind: 'waiting', head: undefined });
+  });
+
+  it('holds for every queue and every page of it: a queued POST is head, waiting behind the head, never gone', () => {
+    fc.assert(
+      fc.property(queues, fc.nat(), fc.nat(), (queue, pick, cut) => {
+        const mine = queue[pick % queue.length] ?? queue[0];
+        if (mine === undefined) return;
+        const page = queue.slice(0, 1 + (cut % queue.length));
+        const place = placeOf({ counter: { next: 3 }, intents: page, complete: page.length === queue.length }, mine);
+        expect(place).toEqual(mine === queue[0] ? { kind: 'head' } : { kind: 'waiting', head: queue[0] });
+      }),
+    );
+  });
+});
+
+describe('planCommit: what one commit writes', () => {
+  const counter: QueueCounter = { next: 7, bytes: 0 };
+
+  it('writes the intents in order, with the next ids in turn, and the counter it read', () => {
+    const queue = [intent('a', 3), intent('b', 2), intent('c', 1)];
+    const plan = planCommit(counter, queue, 'b', NOW);
+    expect(plan.writes.map(({ intent: { uuid }, todo }) => [uuid, todo])).toEqual([
+      ['a', { id: 7, title: 'title of a', completed: false }],
+      ['b', { id: 8, title: 'title of b', completed: false }],
+      ['c', { id: 9, title: 'title of c', completed: false }],
+    ]);
+    expect(plan.counter).toBe(counter);
+    expect(plan.drops).toEqual([]);
+  });
+
+  it('writes one POST once: a second intent of the same POST (a retried put that landed twice) is dropped', () => {
+    const first = intent('a', 3);
+    const second = intent('a', 1, 5);
+    const plan = planCommit(counter, [first, intent('b', 2), second], 'b', NOW);
+    expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b']);
+    expect(plan.drops).toEqual([second]);
+  });
+
+  it('drops intents older than a request lives, unwritten', () => {
+    const stale = intent('old', INTENT_LIFETIME_MS + 1);
+    const plan = planCommit(counter, [stale, intent('a', 1)], 'a', NOW);
+    expect(plan.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['a', 7]]);
+    expect(plan.drops).toEqual([stale]);
+  });
+
+  it('takes one intent per Idempotency-Key; the other waits for a later commit, which answers it with the replay', () => {
+    const first = intent('a', 3, 0, { claim: claim('k') });
+    const second = intent('b', 2, 0, { claim: claim('k') });
+    const plan = planCommit(counter, [first, second, intent('c', 1)], 'c', NOW);
+    expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'c']);
+    expect(plan.drops).toEqual([]);
+  });
+
+  it('considers the first MAX_INTENTS intents only', () => {
+    const queue = Array.from({ length: MAX_INTENTS + 5 }, (_, i) => intent(`u${i}`, 100 - i));
+    expect(planCommit(counter, queue, 'u0', NOW).writes).toHaveLength(MAX_INTENTS);
+  });
+
+  it('stays within a transaction’s bytes, but always takes the committing POST’s own intent', () => {
+    const big = (uuid: string, ago: number) => ({ ...intent(uuid, ago), title: 'x'.repeat(600_000) });
+    const queue = [big('a', 9), big('b', 8), big('c', 7), big('mine', 6)];
+    const plan = planCommit(counter, queue, 'mine', NOW);
+    // Two big titles fit in 3.5 MB (each written twice: record and outcome); the third does not.
+    expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b', 'mine']);
+  });
+
+  it('leaves POSTs already decided out of the writes: done ones dropped, settled ones answered by their outcome', () => {
+    const [a, b, c] = [intent('a', 3), intent('b', 2), intent('c', 1)];
+    const decided = { settled: new Map([['b', { refused: 'reused' as const }]]), done: new Set(['a']) };
+    const plan = planCommit(counter, [a, b, c], 'c', NOW, decided);
+    expect(plan.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['c', 7]]);
+    expect(plan.drops).toEqual([a]);
+    expect([...plan.settled]).toEqual([['b', { refused: 'reused' }]]);
+    expect(plan.settledIntents).toEqual([b]);
+  });
+
+  it('holds for any queue: each POST written at most once, ids consecutive from the counter, its own intent taken', () => {
+    const withCopies = fc
+      .array(
+        fc.record({ uuid: fc.constantFrom('a', 'b', 'c', 'd', 'e'), ago: fc.nat({ max: 2 * INTENT_LIFETIME_MS }) }),
+        {
+          minLength: 1,
+          maxLength: MAX_INTENTS,
+        },
+      )
+      .map((drawn) => drawn.map(({ uuid, ago }, n) => intent(uuid, ago, n)).sort((x, y) => x.id - y.id));
+    fc.assert(
+      fc.property(withCopies, fc.nat(), (queue, pick) => {
+        const mine = queue[pick % queue.length] ?? queue[0];
+        if (mine === undefined) return;
+        const plan = planCommit(counter, queue, mine.uuid, NOW);
+        const written = plan.writes.map(({ intent: { uuid } }) => uuid);
+        expect(new Set(written).size).toBe(written.length);
+        expect(plan.writes.map(({ todo: { id } }) => id)).toEqual(written.map((_, j) => counter.next + j));
+        for (const { intent: taken } of plan.writes)
+          expect(taken.id / 1000).toBeGreaterThanOrEqual(NOW - INTENT_LIFETIME_MS);
+        const firstOfMine = queue.find(({ uuid }) => uuid === mine.uuid);
+        const live = firstOfMine !== undefined && firstOfMine.id / 1000 >= NOW - INTENT_LIFETIME_MS;
+        expect(written.includes(mine.uuid)).toBe(live);
+      }),
+    );
+  });
+});
+
+describe('recentAfter: the ids the counter keeps for POSTs still looking', () => {
+  it('keeps the earlier ids within RECENT_IDS of the counter, and adds this commit’s', () => {
+    const recent = { old: 100 - RECENT_IDS - 1, kept: 100 - RECENT_IDS, last: 99 };
+    const plan = planCommit({ next: 100, bytes: 0, recent }, [intent('a', 2), intent('b', 1)], 'a', NOW);
+    expect(recentAfter(plan)).toEqual({ kept: 100 - RECENT_IDS, last: 99, a: 100, b: 101 });
+  });
+});
+
+describe('commitVerdict: what a cancelled commit means', () => {
+  const counter: QueueCounter = { next: 7, bytes: 1_000 };
+
+  function verdictOf(plan: CommitPlan, reasons: Reasons<CommitRole>) {
+    return commitVerdict(reasons, plan, NOTHING_DECIDED);
+  }
+
+  it('reads the queue again when another commit moved the counter first', () => {
+    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    expect(verdictOf(plan, { counter: failed({ next: 9, bytes: 1_000 }) })).toEqual({ kind: 'reread' });
+  });
+
+  it('sizes the list first on a table whose counter has no size yet', () => {
+    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    expect(verdictOf(plan, { counter: failed({ next: 7 }) })).toEqual({ kind: 'unsized' });
+  });
+
+  it('reads the queue again when one of the intents it took is gone (another commit took it)', () => {
+    const a = intent('a');
+    const plan = planCommit(counter, [a], 'a', NOW);
+    expect(verdictOf(plan, { [`intent ${a.id}`]: failed() })).toEqual({ kind: 'reread' });
+  });
+
+  it('commits again without a POST that has an outcome already (it withdrew, or another commit wrote it)', () => {
+    const plan = planCommit(counter, [intent('a', 2), intent('b', 1)], 'b', NOW);
+    const verdict = verdictOf(plan, { 'outcome a': failed() });
+    expect(verdict).toEqual({ kind: 'again', decided: { settled: new Map(), done: new Set(['a']) } });
+    if (verdict.kind !== 'again') return;
+    const next = planCommit(counter, [intent('a', 2), intent('b', 1)], 'b', NOW, verdict.decided);
+    expect(next.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['b', 7]]);
+  });
+
+  it('answers a key claimed before with its replay, and a key that came with another request with KeyReused', () => {
+    const mineClaim = claim('k1');
+    const othersClaim = claim('k2');
+    const plan = planCommit(
+      counter,
+      [intent('a', 2, 0, { claim: mineClaim }), intent('b', 1, 0, { claim: claim('k2', 'another request') })],
+      'a',
+      NOW,
+    );
+    const replayed = { id: 4, title: 'first', completed: false };
+    const verdict = verdictOf(plan, {
+      'claim a': failed(keptClaim(mineClaim, replayed)),
+      'claim b': failed(keptClaim(othersClaim)),
+    });
+    expect(verdict).toEqual({
+      kind: 'again',
+      decided: {
+        settled: new Map([
+          ['a', { todo: replayed, replayed: true }],
+          ['b', { refused: 'reused' }],
+        ]),
+        done: new Set(),
+      },
+    });
+  });
+
+  it('refuses, in order, the intents that do not fit in the list, and commits the rest again', () => {
+    const title = 'x'.repeat(1_000);
+    const queue = [intent('a', 3), intent('b', 2), intent('c', 1)].map((queued) => ({ ...queued, title }));
+    const room = listBytes({ id: 7, title }) + listBytes({ id: 8, title }) / 2;
+    const full = { next: 7, bytes: MAX_LIST_BYTES - room };
+    const plan = planCommit(full, queue, 'a', NOW);
+    const verdict = verdictOf(plan, { counter: failed(full) });
+    expect(verdict).toEqual({
+      kind: 'again',
+      decided: {
+        settled: new Map([
+          ['b', { refused: 'full' }],
+          ['c', { refused: 'full' }],
+        ]),
+        done: new Set(),
+      },
+    });
+  });
+
+  it('says unexplained when no reason it knows is there', () => {
+    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    expect(verdictOf(plan, { 'record a': { code: 'ValidationError' } })).toEqual({
+      kind: 'unexplained',
+    });
+  });
+});
+
+describe('outcomeOf: a stored outcome as the POST’s answer', () => {
+  it('answers the record as it was written, a replay, or why it was not written', () => {
+    const todo = { completed: false, title: 't', id: 5 };
+    expect(JSON.stringify(outcomeOf({ todo }))).toBe(
+      JSON.stringify({ value: { id: 5, title: 't', completed: false }, replayed: false }),
+    );
+    expect(outcomeOf({ todo, replayed: true })).toEqual({ value: todo, replayed: true });
+    expect(outcomeOf({ refused: 'full' })).toBeInstanceOf(ListFull);
+    expect(outcomeOf({ refused: 'reused' })).toBeInstanceOf(KeyReused);
+    expect(outcomeOf({ refused: 'withdrawn' })).toBe('withdrawn');
+    expect(outcomeOf({})).toBe('withdrawn');
+  });
+});
+
+describe('intentId and pauseBeforeLook', () => {
+  it('orders intents by arrival, and tells apart two of one millisecond by the random part', () => {
+    expect(intentId(NOW, () => 0)).toBeLessThan(intentId(NOW, () => 0.999));
+    expect(intentId(NOW, () => 0.999)).toBeLessThan(intentId(NOW + 1, () => 0));
+  });
+
+  it('pauses about as long as a commit takes, longer while the head stays put, between 2 and 500 ms', () => {
+    expect(pauseBeforeLook(30, 0)).toBe(30);
+    expect(pauseBeforeLook(30, 1_000)).toBe(250);
+    fc.assert(
+      fc.property(fc.nat({ max: 60_000 }), fc.nat({ max: 60_000 }), (commitMs, headStillFor) => {
+        const pause = pauseBeforeLook(commitMs, headStillFor);
+        expect(pause).toBeGreaterThanOrEqual(2);
+        expect(pause).toBeLessThanOrEqual(500);
+        expect(pauseBeforeLook(commitMs, headStillFor + 100)).toBeGreaterThanOrEqual(pause);
+      }),
+    );
+  });
+});
