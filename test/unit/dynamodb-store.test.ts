@@ -11,6 +11,7 @@ import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../../harness/event'
 import { freePort } from '../../harness/project';
 import { both, mentions, operation, startFaultProxy } from '../../harness/fault-proxy';
 import { designSection } from '../support/docs';
+import { logLines, withLogLevel } from '../support/logs';
 import { dynamoDbStore, dynamoDbStoreAt, freshTable, testDynamoDbEndpoint } from '../support/stores';
 
 const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
@@ -178,16 +179,28 @@ describe('DynamoDB store failures', () => {
       return new DynamoDbTodoStore(client, await freshTable());
     }
 
-    it('answers a JSON 500 that says what to set, off AWS (npm start): no retry can fix it', async () => {
+    it('answers a JSON 500 that says what to set, off AWS (npm start), and logs one line: no retry can fix it', async () => {
       delete process.env.AWS_EXECUTION_ENV;
-      const response = await invoke(getTodo(await withoutCredentials()), event({ id: '1' }));
-      expect(response.statusCode).toBe(500);
-      expect(response.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
-      expect(bodyOf(response)).toEqual({
-        error:
-          'No usable AWS credentials for DynamoDB (CredentialsProviderError): set AWS_PROFILE, or AWS_ACCESS_KEY_ID ' +
-          'and AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)',
-      });
+      const handler = getTodo(await withoutCredentials());
+      let response: Awaited<ReturnType<typeof invoke>> | undefined;
+      const lines = await withLogLevel('info', () =>
+        logLines(async () => {
+          response = await invoke(handler, event({ id: '1' }));
+        }),
+      );
+      const advice =
+        'No usable AWS credentials for DynamoDB (CredentialsProviderError): set AWS_PROFILE, or AWS_ACCESS_KEY_ID ' +
+        'and AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)';
+      expect(response?.statusCode).toBe(500);
+      expect(response?.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+      expect(response && bodyOf(response)).toEqual({ error: advice });
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 'error',
+          status: 500,
+          error: expect.objectContaining({ name: 'StoreMisconfigured', message: advice }),
+        }),
+      ]);
     });
 
     it('answers a JSON 503 on a deployed stage, where the function’s role gives them', async () => {
