@@ -52,7 +52,16 @@ const withDynamoDb = {
   globalTeardown: '<rootDir>/test/dynamodb-teardown.ts',
 };
 
+/**
+ * What every project shares. Its cache is kept in the checkout, under node_modules/.cache like other
+ * tools' caches, not in jest's default (the system's temporary directory), where a test run
+ * would leave it behind (docs/contributing.md, "Commands side by side").
+ */
+const CACHE_DIRECTORY = '<rootDir>/node_modules/.cache/jest';
+const everyProject = { testEnvironment: 'node', transform, cacheDirectory: CACHE_DIRECTORY };
+
 const config: Config = {
+  cacheDirectory: CACHE_DIRECTORY,
   testTimeout: TEST_WITHIN_MS,
   // Most tests wait on other processes (servers, DynamoDB Local, the framework's commands): two
   // test files at a time keep a 2-core machine busy where jest's default (cores - 1) would run one.
@@ -65,8 +74,7 @@ const config: Config = {
       // `npm run test:unit`: the handlers, the HTTP edge, the memory store and the scripts, in
       // seconds, with no Java: no DynamoDB Local.
       displayName: 'unit',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       testPathIgnorePatterns: unitFiles(DYNAMODB_ONLY),
       setupFiles: ['<rootDir>/test/support/stores-memory.ts'],
@@ -74,8 +82,7 @@ const config: Config = {
     {
       // The same tests on the DynamoDB store, and its own, on DynamoDB Local.
       displayName: 'dynamodb',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: unitFiles([...EVERY_STORE, ...DYNAMODB_ONLY]),
       setupFiles: ['<rootDir>/test/support/stores-dynamodb.ts'],
       ...withDynamoDb,
@@ -83,23 +90,20 @@ const config: Config = {
     {
       // Real `serverless offline` processes over real HTTP; each test file starts its own.
       displayName: 'e2e',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
       ...withDynamoDb,
     },
     {
       displayName: 'system',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: ['<rootDir>/test/system/**/*.test.ts'],
       ...withDynamoDb,
     },
     {
       // The shipped zips as AWS runs them: containers, a gateway, DynamoDB Local (harness/fleet.ts).
       displayName: 'fleet',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: ['<rootDir>/test/fleet/**/*.test.ts'],
       ...withDynamoDb,
     },
@@ -107,8 +111,7 @@ const config: Config = {
       // Tests that need programs from outside npm (Chromium, the AWS CLI): `npm run test:external`,
       // which .ci/run runs after installing them. `npm test` leaves them out.
       displayName: 'external',
-      testEnvironment: 'node',
-      transform,
+      ...everyProject,
       testMatch: ['<rootDir>/test/external/**/*.test.ts'],
       ...withDynamoDb,
     },

@@ -1,9 +1,8 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { runCommand } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline } from '../../harness/offline';
-import { PROJECT_ROOT, freePort } from '../../harness/project';
+import { freePort } from '../../harness/project';
 
 /**
  * `npm run start:dynamodb` says what it is doing, a line a step, while it takes its seconds to
@@ -35,11 +34,9 @@ describe('npm run start:dynamodb', () => {
 
   /** `npm run start:dynamodb` as npm runs it, without npm's own notices: its exit code and its output's lines. */
   async function startDynamoDbWith(env: NodeJS.ProcessEnv): Promise<{ code: number | null; lines: string[] }> {
-    const result = await runCommand(
-      process.execPath,
-      [join(PROJECT_ROOT, 'node_modules/tsx/dist/cli.mjs'), 'scripts/start-dynamodb.ts'],
-      { env },
-    );
+    const result = await runCommand(process.execPath, ['--import', 'tsx', 'scripts/start-dynamodb.ts'], {
+      env: { TSX_DISABLE_CACHE: '1', ...env },
+    });
     return { code: result.code, lines: `${result.stdout}${result.stderr}`.trim().split('\n') };
   }
 
