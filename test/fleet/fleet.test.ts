@@ -248,6 +248,8 @@ describe('the fleet', () => {
         );
         statuses.push(...batch);
       }
+      // A POST answered 5xx logs its cause at error (the fleet logs from warn up): a failure here shows it.
+      expect(started.logs('createTodo').filter((line) => line.includes('"level":"error"'))).toEqual([]);
       expect(statuses.filter((status) => status === 201).length).toBeGreaterThan(90);
       expect(statuses.filter((status) => status !== 201)).toEqual(statuses.filter((status) => status === 409));
       expect(statuses).toContain(409);
