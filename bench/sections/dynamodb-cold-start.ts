@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -36,13 +36,44 @@ Promise.resolve(handler(JSON.parse(eventJson), { awsRequestId: 'cold', getRemain
   });
 `;
 
-/** A floor: a handler that makes one DynamoDB client and one strongly consistent GetItem, and nothing else. */
+/**
+ * A floor: a handler that makes one DynamoDB client and one strongly consistent GetItem, and nothing
+ * else. Beside the AWS SDK and the store's own client, the two light clients issue 27 named, so that
+ * the choice among them stays measured: aws-lite (Architect's client, with its DynamoDB plugin) and
+ * aws4fetch (a SigV4 signer over fetch), with util-dynamodb's marshalling as the store's client has.
+ */
 const FLOORS = {
   'the AWS SDK': `
 const { DynamoDBClient, GetItemCommand } = require('@aws-sdk/client-dynamodb');
 exports.handler = async () => {
   const client = new DynamoDBClient({ endpoint: process.env.DYNAMODB_ENDPOINT });
   await client.send(new GetItemCommand({ TableName: process.env.TODOS_TABLE, Key: { pk: { S: 'TODO' }, id: { N: '1' } }, ConsistentRead: true }));
+  return { statusCode: 200 };
+};
+`,
+  'aws-lite (@aws-lite/client and @aws-lite/dynamodb)': `
+const awsLite = require('@aws-lite/client');
+const dynamodb = require('@aws-lite/dynamodb');
+exports.handler = async () => {
+  const aws = await awsLite({ region: process.env.AWS_REGION, endpoint: process.env.DYNAMODB_ENDPOINT, plugins: [dynamodb] });
+  await aws.DynamoDB.GetItem({ TableName: process.env.TODOS_TABLE, Key: { pk: 'TODO', id: 1 }, ConsistentRead: true });
+  return { statusCode: 200 };
+};
+`,
+  'aws4fetch and util-dynamodb': `
+const { AwsClient } = require('aws4fetch');
+const { marshall, unmarshall } = require('@aws-sdk/util-dynamodb');
+exports.handler = async () => {
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_REGION: region } = process.env;
+  const client = new AwsClient({ accessKeyId, secretAccessKey, region, service: 'dynamodb' });
+  const answer = await client.fetch(process.env.DYNAMODB_ENDPOINT, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' },
+    body: JSON.stringify({ TableName: process.env.TODOS_TABLE, Key: marshall({ pk: 'TODO', id: 1 }), ConsistentRead: true }),
+  });
+  if (!answer.ok) throw new Error(await answer.text());
+  const { Item } = await answer.json();
+  if (Item) unmarshall(Item);
   return { statusCode: 200 };
 };
 `,
@@ -74,9 +105,9 @@ interface Subject {
 /**
  * Load plus first answer of each DynamoDB-store function, as `serverless package` ships it, in a
  * fresh process on Lambda's Node (22), against DynamoDB Local; and the whole process, start to
- * exit. With `--baseline <ref>`, that revision's functions too, in the same run; beside two
- * floors, one GetItem with the AWS SDK and one with the store's client. Medians of PROCESSES
- * processes each, the subjects taking turns round after round.
+ * exit. With `--baseline <ref>`, that revision's functions too, in the same run; beside the
+ * floors, one GetItem with each client of FLOORS. Medians of PROCESSES processes each, the
+ * subjects taking turns round after round; each row says how many bytes of code it loaded.
  */
 export async function dynamodbColdStart(options: BenchOptions): Promise<Row[]> {
   const dynamodb = await startDynamoDbLocal();
@@ -114,7 +145,7 @@ export async function dynamodbColdStart(options: BenchOptions): Promise<Row[]> {
   }
 }
 
-/** The two floors, each bundled as serverless.yml bundles (minified, ES modules where a package has them). */
+/** The floors, each bundled as serverless.yml bundles (minified, ES modules where a package has them). */
 async function floors(dir: string): Promise<Subject[]> {
   const subjects: Subject[] = [];
   for (const [client, source] of Object.entries(FLOORS)) {
@@ -160,12 +191,12 @@ function rowsOf(
     firstAnswer: median(firstAnswer),
     process: median(process),
   }));
-  const rows: Row[] = subjects.map(({ name }, i) => ({
+  const rows: Row[] = subjects.map(({ name, file }, i) => ({
     section: 'dynamodbColdStart',
     name,
     value: round(medians[i]?.firstAnswer ?? NaN, 1),
     unit: 'ms',
-    note: `load and first answer; the whole process ${round(medians[i]?.process ?? NaN, 0)} ms; median of ${PROCESSES}, Node ${nodeVersion}`,
+    note: `load and first answer; the whole process ${round(medians[i]?.process ?? NaN, 0)} ms; ${statSync(file).size} bytes of code; median of ${PROCESSES}, Node ${nodeVersion}`,
   }));
   // This tree's functions against the baseline's, function by function.
   const half = (subjects.length - Object.keys(FLOORS).length) / 2;
