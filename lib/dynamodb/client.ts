@@ -24,7 +24,7 @@ export const MAX_IN_FLIGHT = 50;
 /** How long one attempt may take to connect, and to be answered once connected. */
 export const CONNECT_TIMEOUT_MS = 1_000;
 export const REQUEST_TIMEOUT_MS = 2_000;
-/** Attempts of one request: its first and two retries, each with the timeouts above. */
+/** Attempts of one request against each kind of failure (throttles; 500s and timeouts), each with the timeouts above. */
 export const MAX_ATTEMPTS = 3;
 
 /** An item, a key or expression values, as the store reads and writes them: plain values. */
@@ -435,8 +435,11 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
 }
 
 /**
- * One operation's attempts, up to MAX_ATTEMPTS, the same body each time, with the SDK's standard
- * backoff between them; resolves with its answer's JSON and the attempts it took.
+ * One operation's attempts, the same body each time, with the SDK's standard backoff between
+ * them: up to MAX_ATTEMPTS for each kind of failure. A 500 after two throttles is owed the
+ * attempts a 500 alone gets: counted together, the throttles (which `send` sends again until
+ * the deadline anyway) used them up, and one 500 ended the request with a 503. Resolves with its
+ * answer's JSON and the attempts it took.
  */
 async function attempts(
   endpoint: Endpoint,
@@ -445,6 +448,7 @@ async function attempts(
   signal: AbortSignal,
 ): Promise<{ answer: Record<string, unknown>; made: number }> {
   const body = JSON.stringify(marshalled(input));
+  const failures = { throttle: 0, transient: 0 };
   for (let made = 1; ; made++) {
     let failure: DynamoDbError;
     let status: number | undefined;
@@ -458,8 +462,10 @@ async function attempts(
       failure = error;
     }
     const kind = retryKind(failure, status);
-    if (kind === undefined || made >= MAX_ATTEMPTS) throw failure;
-    await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (made - 1)), signal);
+    if (kind === undefined) throw failure;
+    failures[kind]++;
+    if (failures[kind] >= MAX_ATTEMPTS) throw failure;
+    await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (failures[kind] - 1)), signal);
   }
 }
 

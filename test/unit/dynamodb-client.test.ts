@@ -307,6 +307,16 @@ describe('retries', () => {
     expect(new Set(sent.map((request) => request.body)).size).toBe(1);
   });
 
+  it('owes a 500 its own attempts, whatever throttles came before it: two throttles and a 500 are not the end', async () => {
+    const { proxy, client, table } = await behindProxy();
+    proxy.inject(operation('PutItem'), { answerWith: refuse('ProvisionedThroughputExceededException') }, 2);
+    proxy.inject(operation('PutItem'), { answerWith: refuse('InternalServerError', 500) }, 1);
+    await client.putItem({ TableName: table, Item: { pk: 'A', id: 1, title: 'stored' } }, forever());
+    expect(proxy.seen.filter(operation('PutItem'))).toHaveLength(MAX_ATTEMPTS + 1);
+    const stored = await client.getItem({ TableName: table, Key: { pk: 'A', id: 1 }, ConsistentRead: true }, forever());
+    expect(stored).toEqual({ pk: 'A', id: 1, title: 'stored' });
+  });
+
   it(
     'sends a throttled request again, the SDK’s three attempts and more, until its deadline: it was not applied',
     async () => {
