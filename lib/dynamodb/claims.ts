@@ -1,7 +1,8 @@
 import { KeyInFlight, KeyReused, PreconditionFailed } from '../errors';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { EXPIRES, toTodo, type Item } from './table';
-import type { Reason, TransactItem } from './transaction';
+import type { PutInput } from './client';
+import type { Reason } from './transaction';
 
 /**
  * An Idempotency-Key's claim (lib/idempotency.ts) as the DynamoDB store keeps it: an item
@@ -31,7 +32,7 @@ export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed
  * claim expired (DynamoDB's time to live can take up to two days to delete it). A cancellation
  * carries the claim found (ALL_OLD), for the request to answer with.
  */
-export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer): TransactItem {
+export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer): { Put: PutInput } {
   return {
     Put: {
       TableName: table,

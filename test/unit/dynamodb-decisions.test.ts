@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { claimVerdict } from '../../lib/dynamodb/claims';
+import { claimPut, claimVerdict } from '../../lib/dynamodb/claims';
 import { DynamoDbError } from '../../lib/dynamodb/client';
 import { counterVerdict } from '../../lib/dynamodb/counter';
 import { planPosts, postTransaction, postVerdict, type NewTodo } from '../../lib/dynamodb/posts';
@@ -9,7 +9,7 @@ import { EXPIRES } from '../../lib/dynamodb/table';
 import { Transaction, worthSendingAgain, type Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
-import type { IdempotencyClaim } from '../../lib/todos';
+import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /**
  * The DynamoDB store's decisions, as pure functions (lib/dynamodb/): which actions a transaction
@@ -23,14 +23,12 @@ const claim = (key: string, fingerprint = `print of ${key}`): IdempotencyClaim =
   fingerprint,
   expiresAt: Date.now() + 60_000,
 });
-/** A claim's item as DynamoDB returns it with a failed condition. */
-const kept = (of: IdempotencyClaim, todo?: { id: number; title: string; completed: boolean }) => ({
-  pk: `KEY#${of.key}`,
-  id: 0,
-  fingerprint: of.fingerprint,
-  [EXPIRES]: Math.ceil(of.expiresAt / 1000),
-  ...(todo && { todo }),
-});
+/**
+ * A claim's item as the store writes it (claimPut), which DynamoDB returns with a failed condition;
+ * by default with a record of no concern to the test (another request's, or an expired claim's).
+ */
+const kept = (of: IdempotencyClaim, todo: Todo = { id: 9, title: 'kept', completed: false }) =>
+  claimPut(TABLE, of, { todo }).Put.Item;
 const failed = (item?: Record<string, unknown>): Reason => ({ code: 'ConditionalCheckFailed', ...(item && { item }) });
 const NONE: Reason = { code: 'None' };
 

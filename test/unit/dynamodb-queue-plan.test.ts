@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { EXPIRES } from '../../lib/dynamodb/table';
+import { claimPut } from '../../lib/dynamodb/claims';
 import {
   INTENT_LIFETIME_MS,
   MAX_INTENTS,
@@ -22,7 +22,7 @@ import {
 import type { Reason, Reasons } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
-import type { IdempotencyClaim } from '../../lib/todos';
+import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /**
  * The queue of POSTs' decisions (lib/dynamodb/queue-plan.ts), with no DynamoDB: where a POST stands
@@ -43,15 +43,9 @@ function claim(key: string, fingerprint = `print of ${key}`): IdempotencyClaim {
   return { key, fingerprint, expiresAt: Date.now() + 60_000 };
 }
 
-/** A claim's item as DynamoDB returns it with a failed condition (ALL_OLD). */
-function keptClaim(of: IdempotencyClaim, todo?: { id: number; title: string; completed: boolean }) {
-  return {
-    pk: `KEY#${of.key}`,
-    id: 0,
-    fingerprint: of.fingerprint,
-    [EXPIRES]: Math.ceil(of.expiresAt / 1000),
-    ...(todo && { todo }),
-  };
+/** A claim's item as the store writes it (claimPut), which DynamoDB returns with a failed condition (ALL_OLD). */
+function keptClaim(of: IdempotencyClaim, todo: Todo) {
+  return claimPut('todos', of, { todo }).Put.Item;
 }
 
 /** Up to 40 intents in the queue's order (by id), each of its own POST. */
@@ -241,7 +235,7 @@ describe('commitVerdict: what a cancelled commit means', () => {
     const replayed = { id: 4, title: 'first', completed: false };
     const verdict = verdictOf(plan, {
       'claim a': failed(keptClaim(mineClaim, replayed)),
-      'claim b': failed(keptClaim(othersClaim)),
+      'claim b': failed(keptClaim(othersClaim, { id: 5, title: 'another request’s', completed: false })),
     });
     expect(verdict).toEqual({
       kind: 'again',
