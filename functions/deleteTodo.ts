@@ -1,5 +1,5 @@
 import { found } from '../lib/errors';
-import { ifMatch } from '../lib/conditional';
+import { writeCondition } from '../lib/conditional';
 import { answer, httpHandler, text } from '../lib/http';
 import { parseTodoId } from '../lib/input';
 import { idempotencyClaim } from '../lib/idempotency';
@@ -7,14 +7,14 @@ import { remove } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
 /**
- * DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404; with If-Match, 412 when the
- * record changed since the client read it, and nothing changes.
+ * DELETE /todos/{id}: 200 with the plain-text body "Deleted", or 404; 412 when the record fails
+ * If-Match (it changed since the client read it) or If-None-Match, and nothing changes.
  */
 function deleteTodo(todos: Pick<TodoStore, 'remove'>) {
   return httpHandler(async (event, deadline) => {
     const claim = idempotencyClaim(event, undefined);
     const id = parseTodoId(event.pathParameters?.id);
-    const precondition = ifMatch(event);
+    const precondition = writeCondition(event);
     return answer(found(await todos.remove(id, { deadline, claim, precondition })), () => text(200, 'Deleted'));
   });
 }

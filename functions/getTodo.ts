@@ -4,7 +4,10 @@ import { parseTodoId } from '../lib/input';
 import { get } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
-/** GET /todos/{id}: 200 with the Todo and its ETag, 304 when If-None-Match names it, or 404. */
+/**
+ * GET /todos/{id}: 200 with the Todo and its ETag, 304 when If-None-Match names it, 412 when If-Match
+ * does not, or 404.
+ */
 function getTodo(todos: Pick<TodoStore, 'get'>) {
   return httpHandler(async (event, deadline) => {
     const id = parseTodoId(event.pathParameters?.id);

@@ -4,7 +4,7 @@ import type { TodoStore } from '../lib/todos';
 
 /**
  * GET /todos: 200, every Todo in list order (gzip-compressed for a client that accepts it), with
- * the list's ETag; 304 when If-None-Match names it.
+ * the list's ETag; 304 when If-None-Match names it; 412 for If-Match other than `*` (the tag is weak).
  */
 function listTodos(todos: Pick<TodoStore, 'list'>) {
   return httpHandler(async (event, deadline) => listAnswer(event, await todos.list(deadline)));

@@ -1,5 +1,5 @@
 import { found } from '../lib/errors';
-import { ifMatch } from '../lib/conditional';
+import { writeCondition } from '../lib/conditional';
 import { answer, bodyText, httpHandler, todoAnswer } from '../lib/http';
 import { idempotencyClaim } from '../lib/idempotency';
 import { parseJsonObject, parseTodoId, todoPatch } from '../lib/input';
@@ -7,8 +7,9 @@ import { update } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
 /**
- * PUT /todos/{id}: partial update, 200 with the record after it (and its ETag), or 404; with
- * If-Match, 412 when the record changed since the client read it, and nothing changes.
+ * PUT /todos/{id}: partial update, 200 with the record after it (and its ETag), or 404; 412 when
+ * the record fails If-Match (it changed since the client read it) or If-None-Match, and nothing
+ * changes.
  */
 function updateTodo(todos: Pick<TodoStore, 'update'>) {
   return httpHandler(async (event, deadline) => {
@@ -17,7 +18,7 @@ function updateTodo(todos: Pick<TodoStore, 'update'>) {
     // The body is checked before the id: a malformed request is a 400 whatever its id.
     const patch = todoPatch(parseJsonObject(body));
     const id = parseTodoId(event.pathParameters?.id);
-    const precondition = ifMatch(event);
+    const precondition = writeCondition(event);
     return answer(found(await todos.update(id, patch, { deadline, claim, precondition })), (todo) =>
       todoAnswer(200, todo),
     );

@@ -1,13 +1,14 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { InvalidInput } from './errors';
+import { InvalidInput, PreconditionFailed } from './errors';
 import type { Precondition, Todo } from './todos';
 
 /**
  * Conditional requests (RFC 9110 §13), so that two clients editing one record cannot overwrite
- * each other unseen: every Todo and the list carry an `ETag`; a GET with `If-None-Match` naming
- * it is answered 304, and a PUT or DELETE with `If-Match` is written only while the record is
- * still the one the client read (412 otherwise). docs/design.md says why the tag is taken from the
- * content and what it costs.
+ * each other unseen: every Todo and the list carry an `ETag`; If-Match is evaluated first, on
+ * every method (a GET or a write is 412 when it fails), then If-None-Match (a GET is 304 when it
+ * names the current tag, a PUT or DELETE is 412). A write's conditions are checked by the store
+ * against the very record it writes (lib/todos.ts, Precondition). docs/design.md says why the tag
+ * is taken from the content and what it costs.
  */
 
 /**
@@ -31,8 +32,10 @@ export function todoEtag(todo: Todo): string {
 const TAGS = /^\s*(?:\*|(?:W\/)?"[!#-~\x80-\xff]*"(?:\s*,\s*(?:W\/)?"[!#-~\x80-\xff]*")*)\s*$/;
 const TAG = /(?:W\/)?"[^"]*"/g;
 
+type Header = 'if-match' | 'if-none-match';
+
 /** The header's tags, or '*'; undefined without the header. A malformed one is a 400. */
-function tagsIn(event: APIGatewayProxyEventV2, header: 'if-match' | 'if-none-match'): '*' | string[] | undefined {
+function tagsIn(event: APIGatewayProxyEventV2, header: Header): '*' | string[] | undefined {
   const value = event.headers[header];
   if (value === undefined) return undefined;
   if (!TAGS.test(value)) {
@@ -43,14 +46,8 @@ function tagsIn(event: APIGatewayProxyEventV2, header: 'if-match' | 'if-none-mat
   return value.trim() === '*' ? '*' : (value.match(TAG) ?? []);
 }
 
-/**
- * True when a GET's If-None-Match names the answer's tag (or is `*`): the client's copy is
- * current, and the answer is 304 with no body. The weak comparison, as RFC 9110 §13.1.2 says.
- */
-export function notModified(event: APIGatewayProxyEventV2, etag: string): boolean {
-  const tags = tagsIn(event, 'if-none-match');
-  if (tags === undefined) return false;
-  return tags === '*' || tags.some((tag) => opaque(tag) === opaque(etag));
+function isWeak(tag: string): boolean {
+  return tag.startsWith('W/');
 }
 
 /** A tag without its weakness: what the weak comparison compares. */
@@ -59,12 +56,70 @@ function opaque(tag: string): string {
 }
 
 /**
- * What a PUT or DELETE's If-Match asks of the record (lib/todos.ts, Precondition): `*`, that it
- * exists, which every record that is found does; a list, that the record's tag is among them, by
- * the strong comparison (RFC 9110 §13.1.1), so a weak tag never matches. Undefined without it.
+ * If-Match holds (RFC 9110 §13.1.1): `*` for anything that exists; otherwise one of its tags
+ * equals `etag` by the strong comparison, so a weak tag, on either side, never matches.
  */
-export function ifMatch(event: APIGatewayProxyEventV2): Precondition | undefined {
-  const tags = tagsIn(event, 'if-match');
-  if (tags === undefined || tags === '*') return undefined;
-  return (current) => tags.includes(todoEtag(current));
+function ifMatchHolds(tags: '*' | string[], etag: string): boolean {
+  return tags === '*' || (!isWeak(etag) && tags.includes(etag));
+}
+
+/** If-None-Match holds (RFC 9110 §13.1.2): it is not `*`, and none of its tags is `etag` by the weak comparison. */
+function ifNoneMatchHolds(tags: '*' | string[], etag: string): boolean {
+  return tags !== '*' && !tags.some((tag) => opaque(tag) === opaque(etag));
+}
+
+/**
+ * A GET's conditions, against the answer's tag: 412 (PreconditionFailed) when If-Match fails;
+ * then true when If-None-Match fails, and the client's copy is current: the answer is 304 with no
+ * body. Both headers are read, so a malformed one is a 400 either way.
+ */
+export function notModified(event: APIGatewayProxyEventV2, etag: string): boolean {
+  const ifMatch = tagsIn(event, 'if-match');
+  const ifNoneMatch = tagsIn(event, 'if-none-match');
+  if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etag)) throw new PreconditionFailed();
+  return ifNoneMatch !== undefined && !ifNoneMatchHolds(ifNoneMatch, etag);
+}
+
+/**
+ * What a PUT or DELETE's If-Match and If-None-Match ask of the record (lib/todos.ts, Precondition),
+ * or undefined when they ask nothing of a record that exists. A missing record is a 404 whatever
+ * they say: If-Match and If-None-Match: * alike are answered as without them there.
+ */
+export function writeCondition(event: APIGatewayProxyEventV2): Precondition | undefined {
+  const ifMatch = tagsIn(event, 'if-match');
+  const ifNoneMatch = tagsIn(event, 'if-none-match');
+  if ((ifMatch === undefined || ifMatch === '*') && ifNoneMatch === undefined) return undefined;
+  return (current) => {
+    const etag = todoEtag(current);
+    return (
+      (ifMatch === undefined || ifMatchHolds(ifMatch, etag)) &&
+      (ifNoneMatch === undefined || ifNoneMatchHolds(ifNoneMatch, etag))
+    );
+  };
+}
+
+/**
+ * What a 412 tells the client: which of the request's conditions failed, and what to do. The
+ * store that refuses a write knows only that one did; the request's headers say which (If-Match
+ * first, as it is evaluated first), so a retry answered from its Idempotency-Key, whose request
+ * has the same headers, says the same.
+ */
+export function preconditionFailure(event: APIGatewayProxyEventV2): string {
+  const ifMatch = tagsIn(event, 'if-match');
+  // A GET that fails If-None-Match is a 304: its 412 is If-Match's.
+  const ifNoneMatch = event.requestContext.http.method === 'GET' ? undefined : tagsIn(event, 'if-none-match');
+  if (ifMatch !== undefined && ifMatch !== '*') {
+    if (event.pathParameters?.id === undefined) {
+      return "The list's ETag is weak, and If-Match compares strongly: only If-Match: * matches the list";
+    }
+    if (ifMatch.every(isWeak)) {
+      return 'If-Match compares strongly, so a weak tag (W/"...") never matches: send the ETag as the Todo\'s answers give it';
+    }
+    return ifNoneMatch === undefined
+      ? 'The Todo has changed since it was read: read it again (a new ETag) and retry'
+      : 'The Todo is not as If-Match and If-None-Match ask: read it again (a new ETag) and decide';
+  }
+  return ifNoneMatch === '*'
+    ? 'The Todo exists, and If-None-Match: * asks that it does not: nothing was changed'
+    : 'If-None-Match names the Todo as it is now: nothing was changed';
 }

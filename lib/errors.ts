@@ -48,13 +48,15 @@ export class KeyReused extends Refusal {
 }
 
 /**
- * If-Match named a version of the record other than the one stored: the record changed since the
- * client read it, and nothing was written. 412, as RFC 9110 §13.1.1 says. Kept under an
- * Idempotency-Key, it is answered again to a retry, which says so as every replay does.
+ * A condition of the request (If-Match, If-None-Match) does not hold for the record or list as it
+ * is, and nothing was written: 412, as RFC 9110 §13.1 says. Which one failed is the request's to
+ * say, not the store's that throws this: lib/http.ts answers with lib/conditional.ts's
+ * preconditionFailure. Kept under an Idempotency-Key, it is answered again to a retry, which says
+ * so as every replay does.
  */
 export class PreconditionFailed extends Refusal {
   override readonly status = 412;
-  override readonly message = 'The Todo has changed since it was read: read it again (a new ETag) and retry';
+  override readonly message = 'A condition of the request does not hold';
   declare readonly headers?: Record<string, string>;
 
   constructor({ replayed = false }: { replayed?: boolean } = {}) {
@@ -100,7 +102,7 @@ export class StoreMisconfigured extends Refusal {
   override readonly status = 500;
 }
 
-/** A PUT or DELETE's If-Match (lib/todos.ts, Precondition): PreconditionFailed when `current` is not the record the client read. */
+/** A PUT or DELETE's conditions (lib/todos.ts, Precondition): PreconditionFailed when `current` does not meet them. */
 export function checkPrecondition(precondition: Precondition | undefined, current: Todo): void {
   if (precondition !== undefined && !precondition(current)) throw new PreconditionFailed();
 }

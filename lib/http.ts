@@ -5,8 +5,8 @@ import type {
   Context,
 } from 'aws-lambda';
 import { accessLog, type Answered } from './access-log';
-import { etagOf, notModified, todoEtag } from './conditional';
-import { InvalidInput, Refusal } from './errors';
+import { etagOf, notModified, preconditionFailure, todoEtag } from './conditional';
+import { InvalidInput, PreconditionFailed, Refusal } from './errors';
 import { log } from './log';
 import { metricFields } from './metrics';
 import type { Deadline, Todo, Written } from './todos';
@@ -44,7 +44,10 @@ function notModifiedAnswer(headers: Record<string, string>): HttpResponse {
   return { statusCode: 304, headers, body: '' };
 }
 
-/** GET /todos/{id}: the Todo, or 304 when the client's If-None-Match names the copy it has. */
+/**
+ * GET /todos/{id}: the Todo; 412 when If-Match does not name it, 304 when If-None-Match names the
+ * copy the client has (lib/conditional.ts).
+ */
 export function todoRead(event: APIGatewayProxyEventV2, todo: Todo): HttpResponse {
   const etag = todoEtag(todo);
   return notModified(event, etag) ? notModifiedAnswer({ etag }) : json(200, todo, { etag });
@@ -97,7 +100,8 @@ function acceptsGzip(header = ''): boolean {
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
  * itself. The answer varies with Accept-Encoding, and says so to caches. Its entity tag is weak
  * (`W/"…"`), one for both encodings, as RFC 9110 §8.8.1 allows for the same content: so a 304 for
- * a client's If-None-Match is decided before any compression.
+ * a client's If-None-Match is decided before any compression. A weak tag never matches If-Match,
+ * so any If-Match but `*` is a 412.
  */
 export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse {
   const body = JSON.stringify(todos);
@@ -127,11 +131,16 @@ export function bodyText({ body, isBase64Encoded }: APIGatewayProxyEventV2): str
 
 /**
  * The answer to whatever a handler throws. A 5xx is a failure of ours: the gateway would turn a
- * thrown error into a bare 502; the stack goes to the log (lib/access-log.ts), never the body.
+ * thrown error into a bare 502; the stack goes to the log (lib/access-log.ts), never the body. A
+ * 412 says which of the request's conditions failed, which only the request tells.
  */
-function errorAnswer(error: unknown): HttpResponse {
-  if (error instanceof Refusal) return json(error.status, { error: error.answer ?? error.message }, error.headers);
-  return json(500, { error: 'Internal server error' });
+function errorAnswer(error: unknown, request: APIGatewayProxyEventV2 | undefined): HttpResponse {
+  if (!(error instanceof Refusal)) return json(500, { error: 'Internal server error' });
+  const message =
+    error instanceof PreconditionFailed && request !== undefined
+      ? preconditionFailure(request)
+      : (error.answer ?? error.message);
+  return json(error.status, { error: message }, error.headers);
 }
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, deadline: Deadline) => Promise<HttpResponse | Answer>;
@@ -195,7 +204,7 @@ async function answerTo(
     const answered = await handle(request, deadline);
     return 'response' in answered ? answered : { response: answered };
   } catch (error) {
-    return { response: errorAnswer(error), error };
+    return { response: errorAnswer(error, request), error };
   }
 }
 

@@ -23,19 +23,27 @@ export const MAX_KEY_LENGTH = 255;
 const KEY = new RegExp(`^"(?:[ !#-[\\]-~]|\\\\["\\\\]){1,${MAX_KEY_LENGTH}}"$`);
 
 /**
- * The request's If-Match, as it goes into the fingerprint: after a space, which a path never
- * holds, so no request without one has the same fingerprint.
+ * The request's If-Match and If-None-Match, as they go into the fingerprint: each after a space,
+ * which a path never holds, and If-None-Match by name, which a well-formed If-Match never holds
+ * (a malformed one is a 400 before any claim), so no request without them, or with other ones,
+ * has the same fingerprint. If-None-Match only where it is a condition, on a PUT or a DELETE: a
+ * POST ignores it, and its fingerprint stays what it was before it was read (a key claimed before
+ * a deploy still answers its retry after it).
  */
-function precondition(event: APIGatewayProxyEventV2): string {
-  const ifMatch = event.headers['if-match'];
-  return ifMatch === undefined ? '' : ` ${ifMatch}`;
+function preconditions(event: APIGatewayProxyEventV2): string {
+  const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = event.headers;
+  const conditional = event.requestContext.http.method !== 'POST';
+  return (
+    (ifMatch === undefined ? '' : ` ${ifMatch}`) +
+    (ifNoneMatch === undefined || !conditional ? '' : ` If-None-Match: ${ifNoneMatch}`)
+  );
 }
 
 /**
  * The request's claim on its Idempotency-Key, or undefined without one. A key that is not the
  * draft's quoted string, or that is empty or longer than MAX_KEY_LENGTH, is a 400. The request
- * is fingerprinted by its method, path, If-Match and body exactly as sent, so that the key
- * answers that request only. Without If-Match the fingerprint is what it was before conditional
+ * is fingerprinted by its method, path, If-Match, If-None-Match and body exactly as sent, so that
+ * the key answers that request only. Without them the fingerprint is what it was before conditional
  * requests, so a key claimed before a deploy still answers its retry after it.
  */
 export function idempotencyClaim(
@@ -57,7 +65,7 @@ export function idempotencyClaim(
     fingerprint: process
       .getBuiltinModule('node:crypto')
       .createHash('sha256')
-      .update(`${event.requestContext.http.method} ${event.rawPath}${precondition(event)}\n${body ?? ''}`)
+      .update(`${event.requestContext.http.method} ${event.rawPath}${preconditions(event)}\n${body ?? ''}`)
       .digest('base64url'),
     expiresAt: Date.now() + KEY_LIFETIME_MS,
   };

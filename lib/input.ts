@@ -36,15 +36,26 @@ export function parseJsonObject(body: string | undefined): JsonObject {
   return value as JsonObject;
 }
 
+/**
+ * A title must be well-formed Unicode: JSON may carry a lone surrogate (`"\udc00"`), but DynamoDB
+ * keeps strings as UTF-8, which cannot encode one, so it could not be stored as sent on AWS. Both
+ * stores refuse it alike, here.
+ */
+function checkTitle(title: string): string {
+  if (!title.isWellFormed()) throw new InvalidInput('title must be well-formed Unicode (no lone surrogates)');
+  return title;
+}
+
 /** POST /todos: `title` is required and must be a string; every other field is ignored. */
 export function newTodoTitle(body: JsonObject): string {
   const title = Object.hasOwn(body, 'title') ? body.title : undefined;
   if (typeof title !== 'string') throw new InvalidInput('title is required and must be a string');
-  return title;
+  return checkTitle(title);
 }
 
 /**
- * PUT /todos/{id}: each field is optional but, when present, must have its type.
+ * PUT /todos/{id}: each field is optional but, when present, must have its type (and a title be
+ * well-formed).
  * The whole body is checked before anything changes, so a rejected body changes nothing.
  */
 export function todoPatch(body: JsonObject): TodoPatch {
@@ -57,6 +68,7 @@ export function todoPatch(body: JsonObject): TodoPatch {
     if (typeof body[field] !== type) throw new InvalidInput(`${field} must be a ${type}`);
     patch[field] = body[field];
   }
+  if (typeof patch.title === 'string') checkTitle(patch.title);
   return patch;
 }
 

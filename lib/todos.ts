@@ -37,17 +37,18 @@ export type Deadline = number;
 export interface IdempotencyClaim {
   /** The client's key, as sent (lib/idempotency.ts). */
   readonly key: string;
-  /** The request it came with (method, path, If-Match and body), hashed: the key answers this request only. */
+  /** The request it came with (method, path, If-Match, If-None-Match and body), hashed: the key answers this request only. */
   readonly fingerprint: string;
   /** When the claim may be forgotten, in epoch milliseconds. */
   readonly expiresAt: number;
 }
 
 /**
- * What a PUT or DELETE asks of the record before it is written (If-Match, lib/conditional.ts):
- * true when the record, as it is at the write, is the one the client last read. The store checks
- * it against the very record its write is conditioned on, so the check and the write are one
- * step; when it is false nothing changes, and the store throws PreconditionFailed (412).
+ * What a PUT or DELETE asks of the record before it is written (If-Match and If-None-Match,
+ * lib/conditional.ts): true when the record, as it is at the write, meets them (with If-Match,
+ * when it is the one the client last read). The store checks it against the very record its write
+ * is conditioned on, so the check and the write are one step; when it is false nothing changes,
+ * and the store throws PreconditionFailed (412).
  */
 export type Precondition = (current: Todo) => boolean;
 

@@ -16,19 +16,49 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { closest } from 'fastest-levenshtein';
 import { parse } from 'yaml';
+import { CommandLineError, didYouMean, parseCommandLine } from './command-line';
+
+/** The options of both commands, each a value for the framework. */
+const STAGE_OPTIONS = {
+  stage: { type: 'string' },
+  region: { type: 'string' },
+  'aws-profile': { type: 'string' },
+} as const;
+
+const STAGE_HELP = `  --stage <stage>          the stage (default dev)
+  --region <region>        its region (default us-east-1; a profile's region and AWS_REGION are not used)
+  --aws-profile <profile>  a profile of ~/.aws/config (default AWS_PROFILE, else the AWS SDK's usual
+                           chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the default profile, a role)
+  -h, --help               print this text
+
+It checks the function's name, the stage's and the credentials before it asks AWS; a mistake stops
+it with one line and exit status 2 (1 for missing credentials). More: docs/operations.md.
+`;
 
 const COMMANDS = {
   logs: {
     usage: 'npm run logs -- <function> [--stage <stage>] [--region <region>] [--aws-profile <profile>]',
+    // A function: serverless.yml is read only when the text is asked for.
+    about: () => `Follows a deployed function's log, from 10 seconds back, until Ctrl-C (the framework's logs --tail).
+
+  <function>               one of serverless.yml's: ${functionNames().join(', ')}
+  --startTime <time>       start further back: 1h, 30m, 2d, or a date
+  --filter <pattern>       only the lines that match a CloudWatch Logs filter pattern,
+                           e.g. --filter '{ $.status >= 500 }'
+`,
+    options: { ...STAGE_OPTIONS, startTime: { type: 'string' }, filter: { type: 'string' } },
     takesFunction: true,
     serverless: (fn: string) => ['logs', '--function', fn, '--tail'],
   },
   info: {
     usage: 'npm run info [-- --stage <stage>] [--region <region>] [--aws-profile <profile>]',
+    about: () => `Prints a deployed stage's URL, functions and outputs (its dashboard, its alarm topic), then the
+command that checks the stage, npm run smoke -- <its URL> (the framework's info --verbose).
+
+`,
+    options: STAGE_OPTIONS,
     takesFunction: false,
     serverless: () => ['info', '--verbose'],
   },
@@ -43,32 +73,31 @@ function stop(line: string, code: number): never {
 
 /** The framework's arguments for this command line, or a line saying how to call it. */
 function serverlessArgs(argv: string[]): { args: string[]; profile: string | undefined } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        stage: { type: 'string' },
-        region: { type: 'string' },
-        'aws-profile': { type: 'string' },
-        startTime: { type: 'string' },
-        filter: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    stop(error instanceof Error ? error.message : String(error), 2);
-  }
-  const [name = '', ...rest] = parsed.positionals;
+  // package.json's scripts put the command first: `npm run info -- <what the user typed>`.
+  const [name = '', ...given] = argv;
   if (!(name in COMMANDS)) stop(`Unknown command "${name}": logs or info`, 2);
   const command = COMMANDS[name as Command];
+  let parsed;
+  try {
+    parsed = parseCommandLine(given, command.options, `npm run ${name}`);
+  } catch (error) {
+    if (error instanceof CommandLineError) stop(error.message, 2);
+    throw error;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(`Usage: ${command.usage}\n\n${command.about()}${STAGE_HELP}`);
+    process.exit(0);
+  }
+  const rest = parsed.positionals;
   const [fn] = rest;
   if (rest.length !== (command.takesFunction ? 1 : 0)) {
     stop(`Usage: ${command.usage}`, 2);
   }
   const problem = (fn === undefined ? undefined : functionProblem(fn)) ?? stageProblem(parsed.values.stage);
   if (problem !== undefined) stop(problem, 2);
-  const options = Object.entries(parsed.values).flatMap(([option, value]) => [`--${option}`, value]);
+  const options = Object.entries(parsed.values).flatMap(([option, value]) =>
+    typeof value === 'string' ? [`--${option}`, value] : [],
+  );
   return { args: [...command.serverless(fn ?? ''), ...options], profile: parsed.values['aws-profile'] };
 }
 
@@ -85,7 +114,7 @@ function functionNames(): string[] {
 function functionProblem(name: string): string | undefined {
   const known = functionNames();
   if (known.includes(name)) return undefined;
-  return `No function "${name}" in serverless.yml: did you mean "${closest(name, known)}"? Functions: ${known.join(', ')}`;
+  return `No function "${name}" in serverless.yml: ${didYouMean(name, known)} Functions: ${known.join(', ')}`;
 }
 
 /** The framework's rule for a stage's name: osls checks the same pattern (its stage-pattern module). */

@@ -35,8 +35,43 @@ export interface Report {
     readonly deleted: number;
     /** Ids of records of this run that are still on the stage: the cleanup could not delete them. */
     readonly left: readonly number[];
+    /** POSTs that got no answer and whose record, if they made one, the cleanup did not find. */
+    readonly unanswered: number;
+    /** What the title of every record of this run starts with: `smoke 1a2b3c4d `. */
+    readonly titled: string;
   };
   readonly ms: number;
+}
+
+/**
+ * The base URL names one of the API's own paths, where the API is at the URL without it: the one
+ * line that says what to run instead.
+ */
+export class MisdirectedUrl extends Error {
+  override readonly name = 'MisdirectedUrl';
+}
+
+/** `http://localhost:3000/todos` without the API's path at its end, when it has one there. */
+export function withoutApiPath(url: string): string | undefined {
+  const match = /^(.*)\/todos(\/[^/]*)?$/.exec(url);
+  return match?.[1] === undefined || !URL.canParse(match[1]) ? undefined : match[1];
+}
+
+/**
+ * Before any check: whether the stage answers at all (GET /todos, which changes nothing, so that a
+ * stage that does not answer costs one request's wait and leaves nothing to clean up), and
+ * whether the URL is the stage's base URL. One that ends in /todos would have every check fail,
+ * as requests to /todos/todos, and the run blame the stage.
+ */
+async function probe(stage: Stage): Promise<void> {
+  const list = await stage.request('GET', '/todos', {}, false);
+  if (list.status === 200) return;
+  const base = withoutApiPath(stage.baseUrl);
+  if (base !== undefined && (await stage.servesList(`${base}/todos`))) {
+    throw new MisdirectedUrl(
+      `${stage.baseUrl} ends in the API's own path, ${stage.baseUrl.slice(base.length)}: the API is at ${base}, so drop it: npm run smoke -- ${base}`,
+    );
+  }
 }
 
 /** How a run prints: `line` for its progress and results, `problem` for why it could not go on. */
@@ -77,7 +112,13 @@ export async function runSmoke(
   const started = Date.now();
   const results: CheckResult[] = [];
   let unreachable: string | undefined;
-  for (const check of checks) {
+  try {
+    await probe(stage);
+  } catch (error) {
+    if (error instanceof Unreachable) unreachable = error.message;
+    else if (!(error instanceof Interrupted)) throw error;
+  }
+  for (const check of unreachable === undefined ? checks : []) {
     if (stage.interrupted) break;
     const checkStarted = Date.now();
     try {
@@ -88,7 +129,6 @@ export async function runSmoke(
       if (error instanceof Interrupted) break;
       if (error instanceof Unreachable) {
         unreachable = error.message;
-        print.problem(`No answer from ${stage.baseUrl}: ${error.message}`);
         break;
       }
       const message = error instanceof Error ? error.message : String(error);
@@ -109,7 +149,24 @@ export async function runSmoke(
       `Not provoked, as no client can cause them without harming the stage: ${describeNotProvoked(missing, all)}`,
     );
   }
-  const left = await cleanUp(stage, print);
+  const cleanup = await cleanUp(stage);
+  const { left } = cleanup;
+  const leftover = describeLeftover(stage, cleanup);
+  // Whatever went wrong is said in one line, with what it left on the stage.
+  if (unreachable !== undefined) {
+    print.problem(`No answer from ${stage.baseUrl}: ${unreachable}${leftover === undefined ? '' : `; ${leftover}`}`);
+  } else if (cleanup.stopped) {
+    print.problem(`Stopped without the cleanup: ${leftover ?? 'no record of this run is left on the stage'}`);
+  } else if (cleanup.failure !== undefined) {
+    print.problem(`Cleanup: no answer from ${stage.baseUrl}: ${cleanup.failure}; ${leftover ?? 'nothing is left'}`);
+  } else if (leftover !== undefined) {
+    print.problem(`Cleanup: ${leftover}`);
+  }
+  if (cleanup.failure === undefined && !cleanup.stopped && left.length === 0 && stage.created.size > 0) {
+    print.line(
+      `Cleanup: deleted the ${stage.deleted.size} records this run created${cleanup.gone > 0 ? ` (${cleanup.gone} more were deleted by someone else)` : ''}`,
+    );
+  }
   if (results.length > 0) {
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     print.line(
@@ -118,12 +175,18 @@ export async function runSmoke(
   }
   return {
     url: stage.baseUrl,
-    result: left.length > 0 && outcome === 'passed' ? 'failed' : outcome,
+    result: (left.length > 0 || cleanup.unanswered > 0) && outcome === 'passed' ? 'failed' : outcome,
     checks: results,
     notRun,
     ...(unreachable === undefined ? {} : { unreachable }),
     notProvoked: missing.map(({ method, template, status }) => `${method} ${template} ${status}`),
-    records: { created: stage.created.size, deleted: stage.deleted.size, left },
+    records: {
+      created: stage.created.size,
+      deleted: stage.deleted.size,
+      left,
+      unanswered: cleanup.unanswered,
+      titled: stage.title(''),
+    },
     ms: Date.now() - started,
   };
 }
@@ -151,38 +214,74 @@ function todosIn(text: string): Todo[] {
   return Array.isArray(value) ? value.filter(isTodo) : [];
 }
 
-/**
- * Deletes the records this run created and has not deleted, and returns the ids it could not.
- * A create whose answer was lost may still have made a record: those are found by their titles.
- * It sends whatever the run's state, and its answers are not held to the contract: a stage that
- * breaks it must still be left clean.
- */
-async function cleanUp(stage: Stage, print: Printer): Promise<number[]> {
+/** What the cleanup did, for the line that ends the run. */
+interface Cleanup {
+  /** Ids of records of this run still on the stage. */
+  readonly left: number[];
   /** Records of this run that someone else deleted: not left, and not deleted by it. */
+  readonly gone: number;
+  /** POSTs that got no answer and whose record, if they made one, was not found. */
+  readonly unanswered: number;
+  /** Why the stage gave the cleanup no answer, when it did not. */
+  readonly failure?: string;
+  /** The user stopped it (a second Ctrl-C). */
+  readonly stopped: boolean;
+}
+
+/** `2 records this run created are left on the stage: ids 5, 6`, or undefined when none is. */
+function describeLeftover(stage: Stage, { left, unanswered }: Cleanup): string | undefined {
+  const parts = [];
+  if (left.length > 0)
+    parts.push(`${left.length} records this run created are left on the stage: ids ${left.join(', ')}`);
+  if (unanswered > 0) {
+    parts.push(
+      `${unanswered} POST${unanswered === 1 ? '' : 's'} got no answer and may still make a record, titled "${stage.title('')}…"`,
+    );
+  }
+  return parts.length === 0 ? undefined : parts.join('; ');
+}
+
+/**
+ * Deletes the records this run created and has not deleted, and says what it could not. A create
+ * whose answer was lost may still have made a record: those are looked for by their titles, after
+ * the known ones are deleted, which gives a create cut short by Ctrl-C that time to land. It sends
+ * whatever the run's state, and its answers are not held to the contract: a stage that breaks it
+ * must still be left clean.
+ */
+async function cleanUp(stage: Stage): Promise<Cleanup> {
+  stage.beginCleanup();
   const gone = new Set<number>();
-  try {
-    if (stage.lostCreates > 0) {
-      const list = await stage.request('GET', '/todos', {}, false);
-      const marker = stage.title('');
-      for (const todo of list.status === 200 ? todosIn(list.text) : []) {
-        if (todo.title.startsWith(marker)) stage.created.add(todo.id);
-      }
-    }
-    for (const id of stage.undeleted()) {
+  const lost = stage.lostCreates;
+  let found = 0;
+  let failure: string | undefined;
+  async function deleteUndeleted() {
+    for (const id of stage.undeleted().filter((id) => !gone.has(id))) {
       const answer = await stage.request('DELETE', `/todos/${id}`, {}, false);
       if (answer.status === 404) gone.add(id);
     }
+  }
+  try {
+    await deleteUndeleted();
+    if (lost > 0) {
+      const list = await stage.request('GET', '/todos', {}, false);
+      const marker = stage.title('');
+      for (const todo of list.status === 200 ? todosIn(list.text) : []) {
+        if (todo.title.startsWith(marker) && !stage.created.has(todo.id)) {
+          stage.created.add(todo.id);
+          found += 1;
+        }
+      }
+      await deleteUndeleted();
+    }
   } catch (error) {
-    if (!(error instanceof Unreachable)) throw error;
-    print.problem(`Cleanup: no answer from ${stage.baseUrl}: ${error.message}`);
+    if (error instanceof Unreachable) failure = error.message;
+    else if (!(error instanceof Interrupted)) throw error;
   }
-  const left = stage.undeleted().filter((id) => !gone.has(id));
-  if (left.length > 0) {
-    print.problem(`Cleanup: ${left.length} records this run created are left on the stage: ids ${left.join(', ')}`);
-  } else if (stage.created.size > 0) {
-    print.line(
-      `Cleanup: deleted the ${stage.deleted.size} records this run created${gone.size > 0 ? ` (${gone.size} more were deleted by someone else)` : ''}`,
-    );
-  }
-  return left;
+  return {
+    left: stage.undeleted().filter((id) => !gone.has(id)),
+    gone: gone.size,
+    unanswered: Math.max(0, lost - found),
+    ...(failure === undefined ? {} : { failure }),
+    stopped: stage.stopped,
+  };
 }

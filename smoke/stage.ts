@@ -7,17 +7,31 @@ import type { Contract } from './contract';
  */
 
 /**
- * How long one answer may take: a deployed function's timeout is 10 s, and a cold start with the
- * store's retries stays within it. Past this the stage is not answering.
+ * How long one answer may take: a deployed function's timeout is 10 s (serverless-offline's too),
+ * and a cold start with the store's retries stays within it; the gateway answers by then, if only
+ * with its own error. Past this the stage is not answering.
  */
-export const REQUEST_WITHIN_MS = 30_000;
+export const REQUEST_WITHIN_MS = 15_000;
+
+/**
+ * How long the checks may take, all together: about 70 requests, each a few ms on a local stage,
+ * up to about a second on DynamoDB Local under a busy machine. Past this the run ends as when the
+ * stage does not answer, however slowly each answer came.
+ */
+export const CHECKS_WITHIN_MS = 180_000;
+
+/**
+ * How long the cleanup may take, all together: a few DELETEs, and a GET when a create got no
+ * answer. A stage that did not answer the checks gets this much more of the user's time, no more.
+ */
+export const CLEANUP_WITHIN_MS = 10_000;
 
 /** The stage did not answer at all: the one line to say why. */
 export class Unreachable extends Error {
   override readonly name = 'Unreachable';
 }
 
-/** The run was interrupted before this request went out. */
+/** The run was interrupted before this request went out, or while it was in flight. */
 export class Interrupted extends Error {
   override readonly name = 'Interrupted';
 }
@@ -65,9 +79,17 @@ function mayHaveArrived(error: unknown): boolean {
   return !(NOT_CONNECTED.has(code) || TLS_CODES.test(code));
 }
 
+/**
+ * Whether fetch gave up because its signal's time ran out. By its name: a DOMException is an Error
+ * only in the realm that made it.
+ */
+function timedOut(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'name' in error && error.name === 'TimeoutError';
+}
+
 /** What went wrong with a request that got no answer, in a few words, without a stack. */
 export function transportFailure(error: unknown): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${REQUEST_WITHIN_MS / 1000} s`;
+  if (timedOut(error)) return `no answer within ${REQUEST_WITHIN_MS / 1000} s`;
   const { code, message } = causeOf(error);
   if (TLS_CODES.test(code)) {
     // OpenSSL's messages carry its internals: `…:SSL routines:ssl3_get_record:wrong version number:…`.
@@ -99,6 +121,23 @@ function idOf(text: string): number | undefined {
   }
 }
 
+/**
+ * What the requests of a part of the run share: when that part must end, what says so, and what
+ * cuts its requests short.
+ */
+interface Phase {
+  readonly deadline: number;
+  /** Why a request was cut short at the deadline: `the checks did not end within 180 s`. */
+  readonly late: string;
+  readonly abort: AbortController;
+}
+
+/** How long the parts of a run may take, all their requests together. */
+export interface Bounds {
+  readonly checksWithinMs: number;
+  readonly cleanupWithinMs: number;
+}
+
 export class Stage {
   /** Ids of the records this run created. */
   readonly created = new Set<number>();
@@ -108,22 +147,58 @@ export class Stage {
   lostCreates = 0;
   /** Documented answers seen, checked against openapi.yaml: `POST /todos 201`. */
   readonly seen = new Set<string>();
-  #interrupted = false;
+  readonly #checks: Phase;
+  #phase: Phase;
+  /** Cuts short every request, the cleanup's too. */
+  readonly #stop = new AbortController();
 
   constructor(
     readonly baseUrl: string,
     private readonly contract: Contract,
     /** In the title of every record this run creates, so that a lost one can be found. */
     readonly runId: string,
-  ) {}
+    private readonly bounds: Bounds = { checksWithinMs: CHECKS_WITHIN_MS, cleanupWithinMs: CLEANUP_WITHIN_MS },
+  ) {
+    this.#checks = {
+      deadline: Date.now() + bounds.checksWithinMs,
+      late: `the checks did not end within ${bounds.checksWithinMs / 1000} s`,
+      abort: new AbortController(),
+    };
+    this.#phase = this.#checks;
+  }
 
-  /** From now on no check sends a request; one in flight still gets its answer. */
+  /**
+   * From now on no check sends a request, and the one in flight is given up at once: on a stage
+   * that does not answer it would hold the run for REQUEST_WITHIN_MS. A create given up this way
+   * may still make its record; the cleanup looks for it by its title.
+   */
   interrupt(): void {
-    this.#interrupted = true;
+    this.#checks.abort.abort();
   }
 
   get interrupted(): boolean {
-    return this.#interrupted;
+    return this.#checks.abort.signal.aborted;
+  }
+
+  /**
+   * From now on the requests are the cleanup's: bounded by `cleanupWithinMs` all together, and
+   * not cut short by `interrupt`, which is what asks for the cleanup.
+   */
+  beginCleanup(): void {
+    this.#phase = {
+      deadline: Date.now() + this.bounds.cleanupWithinMs,
+      late: `the cleanup did not end within ${this.bounds.cleanupWithinMs / 1000} s`,
+      abort: new AbortController(),
+    };
+  }
+
+  /** Cuts short every request, the cleanup's included: the user will not wait for it. */
+  stop(): void {
+    this.#stop.abort();
+  }
+
+  get stopped(): boolean {
+    return this.#stop.signal.aborted;
   }
 
   /** A title marked as this run's: `smoke 1a2b3c4d <what>`. */
@@ -133,8 +208,21 @@ export class Stage {
 
   /** Sends a request of a check: refused once the run is interrupted. */
   send(method: string, path: string, options: SendOptions = {}): Promise<Answer> {
-    if (this.#interrupted) return Promise.reject(new Interrupted(`${method} ${path} not sent: interrupted`));
+    if (this.interrupted) return Promise.reject(new Interrupted(`${method} ${path} not sent: interrupted`));
     return this.request(method, path, options, true);
+  }
+
+  /**
+   * Whether `url` answers a GET as this API's list does, 200 and a JSON array, held to nothing
+   * else: a question about where the API is, not a check of it.
+   */
+  async servesList(url: string): Promise<boolean> {
+    const { status, text } = await this.#fetch('GET', url, {}, false);
+    try {
+      return status === 200 && Array.isArray(JSON.parse(text));
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -145,24 +233,19 @@ export class Stage {
   async request(method: string, path: string, options: SendOptions, checked: boolean): Promise<Answer> {
     const { body, rawBody, headers = {}, expect } = options;
     const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
-    const creates = method === 'POST' && path === '/todos';
-    let status: number;
-    let received: Headers;
-    let text: string;
-    try {
-      const response = await fetch(this.baseUrl + path, {
-        method,
+    const {
+      status,
+      headers: received,
+      text,
+    } = await this.#fetch(
+      method,
+      this.baseUrl + path,
+      {
         headers: payload === undefined ? headers : { 'content-type': 'application/json', ...headers },
         ...(payload === undefined ? {} : { body: payload }),
-        signal: AbortSignal.timeout(REQUEST_WITHIN_MS),
-      });
-      status = response.status;
-      received = response.headers;
-      text = await response.text();
-    } catch (error) {
-      if (creates && mayHaveArrived(error)) this.lostCreates += 1;
-      throw new Unreachable(transportFailure(error));
-    }
+      },
+      method === 'POST' && path === '/todos',
+    );
     const answer: Answer = {
       status,
       headers: received,
@@ -188,6 +271,42 @@ export class Stage {
   /** POST /todos with a title of this run's: the created Todo. */
   async create(what: string): Promise<Todo> {
     return (await this.send('POST', '/todos', { body: { title: this.title(what) }, expect: 201 })).json() as Todo;
+  }
+
+  /**
+   * One request and its whole answer, within REQUEST_WITHIN_MS and what is left of the phase's
+   * time; Interrupted when the user cut it short, Unreachable when no answer came.
+   */
+  async #fetch(
+    method: string,
+    url: string,
+    init: { headers?: Readonly<Record<string, string>>; body?: string },
+    creates: boolean,
+  ): Promise<{ status: number; headers: Headers; text: string }> {
+    const phase = this.#phase;
+    const within = Math.max(0, Math.min(REQUEST_WITHIN_MS, phase.deadline - Date.now()));
+    // Not AbortSignal.timeout: AbortSignal.any holds its sources weakly, and Node 20 collects a
+    // timeout signal that nothing else holds, so that the request would never time out.
+    const late = new AbortController();
+    const timer = setTimeout(() => {
+      late.abort(new DOMException(`no answer within ${within} ms`, 'TimeoutError'));
+    }, within);
+    try {
+      const response = await fetch(url, {
+        method,
+        ...init,
+        signal: AbortSignal.any([phase.abort.signal, this.#stop.signal, late.signal]),
+      });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    } catch (error) {
+      if (creates && mayHaveArrived(error)) this.lostCreates += 1;
+      if (phase.abort.signal.aborted || this.#stop.signal.aborted) {
+        throw new Interrupted(`${method} ${url} given up: interrupted`);
+      }
+      throw new Unreachable(timedOut(error) && within < REQUEST_WITHIN_MS ? phase.late : transportFailure(error));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Records this run created and has not deleted. */

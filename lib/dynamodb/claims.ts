@@ -2,13 +2,12 @@ import { KeyInFlight, KeyReused, PreconditionFailed } from '../errors';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { EXPIRES, toTodo, type Item } from './table';
 import type { PutInput } from './client';
-import type { Reason } from './transaction';
 
 /**
  * An Idempotency-Key's claim (lib/idempotency.ts) as the DynamoDB store keeps it: an item
  * `pk = "KEY#<key>"` written in the same transaction as the write it answers, so the two are
  * stored together or not at all, and no crash leaves a key "in progress". It keeps the request's
- * fingerprint and the answer (the record as written, or that If-Match failed: a 412), not the request.
+ * fingerprint and the answer (the record as written, or that its precondition failed: a 412), not the request.
  */
 
 export function claimKey(key: string): { pk: string; id: number } {
@@ -61,25 +60,6 @@ export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Writt
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
   if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
   return { value: kept.todo && toTodo(kept.todo), replayed: true };
-}
-
-/**
- * What a claim's cancellation reason says: the key was claimed before (its replay, or KeyReused
- * for another request), or the claim expired between the condition and the answer ('expired':
- * the write may claim it anew), or nothing (the claim was not what failed).
- */
-export function claimVerdict(
-  reason: Reason | undefined,
-  claim: IdempotencyClaim | undefined,
-): { replay: Written<Todo | undefined> } | { refused: KeyReused } | 'expired' | undefined {
-  if (reason?.code !== 'ConditionalCheckFailed' || reason.item === undefined) return undefined;
-  try {
-    const replay = replayOf(reason.item, claim);
-    return replay === undefined ? 'expired' : { replay };
-  } catch (error) {
-    if (error instanceof KeyReused) return { refused: error };
-    throw error;
-  }
 }
 
 /**

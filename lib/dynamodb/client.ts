@@ -2,20 +2,25 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import aws4 from 'aws4';
+import { SigningClock } from '../aws/clock';
+import { sharedRefresh } from '../aws/credentials';
+import { dynamoDbEndpoint } from '../aws/endpoint';
 import { log } from '../log';
+import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
  * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's own
  * parameter names and plain values (items, keys and expression values as JavaScript objects);
- * each attempt's timeouts and how many attempts; how many requests are in flight at once; which
- * refusals are sent again until the request's deadline; what is logged at `debug`. Nothing else
- * in the store knows what sends the requests.
+ * each copy's timeouts, and which failures are sent again and how often; what became of each copy
+ * (lib/dynamodb/outcome.ts); how many requests are in flight at once; what is logged at `debug`.
+ * Nothing else in the store knows what sends the requests.
  *
  * It speaks DynamoDB's JSON protocol itself, over node:https, each request signed with SigV4 by
  * `aws4`, items marshalled by `@aws-sdk/util-dynamodb`: a cold start loads about 40 KB instead of
  * the AWS SDK's 415 KB (docs/performance.md). What the SDK did for the store, this file does the
- * same way: three attempts with the SDK's standard backoff, the same body (so a transaction keeps
- * its ClientRequestToken), a 1 s connect and a 2 s answer timeout each; credentials from the
+ * same way: the SDK's standard backoff (three attempts against 500s and timeouts, throttles until
+ * the deadline), the same body (so a transaction keeps its ClientRequestToken), a 1 s connect and a
+ * 2 s answer timeout each; credentials from the
  * environment (as Lambda gives them) or else the SDK's own chain of providers (a profile, SSO).
  */
 
@@ -24,7 +29,7 @@ export const MAX_IN_FLIGHT = 50;
 /** How long one attempt may take to connect, and to be answered once connected. */
 export const CONNECT_TIMEOUT_MS = 1_000;
 export const REQUEST_TIMEOUT_MS = 2_000;
-/** Attempts of one request against each kind of failure (throttles; 500s and timeouts), each with the timeouts above. */
+/** Attempts of one request against 500s and timeouts, and against a copy in progress, each with the timeouts above. */
 export const MAX_ATTEMPTS = 3;
 
 /** An item, a key or expression values, as the store reads and writes them: plain values. */
@@ -84,19 +89,27 @@ export interface CancellationReason {
 
 /** A request DynamoDB refused, or that got no answer: `name` is DynamoDB's code (`TransactionCanceledException`…). */
 export class DynamoDbError extends Error {
-  /** How many attempts were made, answered or not. */
-  readonly attempts: number;
+  /** What became of the request over every copy sent of it (lib/dynamodb/outcome.ts): not applied, or unknown. */
+  readonly fate: Fate;
+  /** What became of the copy that failed so, the last one sent. */
+  readonly copy: CopyFate;
   /** A cancelled transaction's reasons, one an action, in the order the actions went in. */
   readonly cancellationReasons: readonly CancellationReason[] | undefined;
 
   constructor(
     name: string,
     message: string,
-    { attempts, reasons, cause }: { attempts: number; reasons?: readonly CancellationReason[]; cause?: unknown },
+    {
+      copy,
+      fate = copy === 'not applied' ? 'not applied' : 'unknown',
+      reasons,
+      cause,
+    }: { copy: CopyFate; fate?: Fate; reasons?: readonly CancellationReason[]; cause?: unknown },
   ) {
     super(message, { cause });
     this.name = name;
-    this.attempts = attempts;
+    this.copy = copy;
+    this.fate = fate;
     this.cancellationReasons = reasons;
   }
 }
@@ -108,8 +121,13 @@ export interface DynamoDb {
   putItem(input: PutInput, signal: AbortSignal): Promise<void>;
   updateItem(input: UpdateInput, signal: AbortSignal): Promise<void>;
   deleteItem(input: DeleteInput, signal: AbortSignal): Promise<void>;
-  /** One transaction; every attempt of it carries `token`, its ClientRequestToken. */
-  transactWriteItems(actions: readonly TransactItem[], token: string, signal: AbortSignal): Promise<void>;
+  /** One transaction; every copy of it carries `token`, its ClientRequestToken, and is added to `copies`. */
+  transactWriteItems(
+    actions: readonly TransactItem[],
+    token: string,
+    signal: AbortSignal,
+    copies: Copies,
+  ): Promise<void>;
 }
 
 export interface Credentials {
@@ -127,20 +145,16 @@ export interface DynamoDbOptions {
   readonly region?: string | undefined;
   /** Fixed credentials, or where to get them; by default `credentialsFrom(process.env)`. */
   readonly credentials?: Credentials | (() => Promise<Credentials>);
+  /** What sends one copy of a request: by default over HTTPS to `endpoint`; the simulator's own in tests. */
+  readonly transport?: Transport;
 }
 
 /**
- * Refusals of a request that DynamoDB did not apply, and that may well go through a moment later:
- * a plain write that met a transaction in progress on its item (which the SDK does not retry),
- * and throughput past a partition's (which the SDK retries three times, in about a second, while
- * a request may wait for its deadline). Sent again here, after a pause, until the deadline.
+ * Throughput past a partition's: not applied, and may well go through a moment later. The SDK
+ * tries three times, in about a second; the store's requests wait up to their deadline.
  */
-const NOT_APPLIED = [
-  'TransactionConflictException',
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-];
+const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'];
+const MAX_RETRY_DELAY_MS = 20_000;
 
 /**
  * `work`'s result, or the signal's reason if the signal aborts first. The listener goes when
@@ -219,22 +233,28 @@ class Slots {
   }
 }
 
-/** Errors sent again, as the SDK's standard mode: throttles (after 500 ms at most, doubling)… */
-const THROTTLES = [
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'LimitExceededException',
-  'TransactionInProgressException',
-];
-/** …and transient failures (after 100 ms at most, doubling): a 5xx, a timeout, a connection lost. */
+/**
+ * How each kind of failure is sent again: after a random pause (full jitter) of up to `baseMs`,
+ * doubling each time up to `maxMs`, at most `times` times, as the SDK's standard mode does; a
+ * throttle, and a plain write that met a transaction in progress on its item (which the SDK does
+ * not retry), until the deadline: neither was applied.
+ */
+const RETRIES = {
+  throttle: { baseMs: 500, maxMs: 1_000, times: Infinity },
+  conflict: { baseMs: 10, maxMs: 320, times: Infinity },
+  /** A copy with the same token still in progress, or too many control-plane requests. */
+  busy: { baseMs: 500, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
+  /** A 500, a timeout, a connection lost. */
+  transient: { baseMs: 100, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
+};
+const BUSY = ['TransactionInProgressException', 'LimitExceededException'];
 const TRANSIENT = ['InternalServerError', 'ServiceUnavailable', 'TimeoutError', 'NetworkError'];
-const RETRY_BASE_MS = { throttle: 500, transient: 100 };
-const MAX_RETRY_DELAY_MS = 20_000;
 
-/** Which failures the attempts go on past, and with which backoff; undefined for an answer that is final. */
-function retryKind(error: DynamoDbError, status: number | undefined): keyof typeof RETRY_BASE_MS | undefined {
+/** Which failures are sent again, and how (RETRIES); undefined for an answer that is final. */
+function retryKind(error: DynamoDbError, status: number | undefined): keyof typeof RETRIES | undefined {
+  if (error.name === 'TransactionConflictException') return 'conflict';
   if (status === 429 || THROTTLES.includes(error.name)) return 'throttle';
+  if (BUSY.includes(error.name)) return 'busy';
   if (TRANSIENT.includes(error.name) || (status !== undefined && status >= 500)) return 'transient';
   return undefined;
 }
@@ -242,7 +262,8 @@ function retryKind(error: DynamoDbError, status: number | undefined): keyof type
 /**
  * Credentials as Lambda gives them (the environment), or else the AWS SDK's own chain (a profile,
  * SSO, a role), loaded only then: the bundles leave it out (serverless.yml), and a function never
- * needs it. Those that expire are fetched again a minute before they do.
+ * needs it. Those that expire are fetched again a minute before they do, once for every request
+ * that needs them then (lib/aws/credentials.ts).
  */
 export function credentialsFrom(env: NodeJS.ProcessEnv): () => Promise<Credentials> {
   const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN } = env;
@@ -254,19 +275,13 @@ export function credentialsFrom(env: NodeJS.ProcessEnv): () => Promise<Credentia
     });
     return () => fixed;
   }
-  let cached: Promise<Credentials> | undefined;
-  return async () => {
-    const current = cached && (await cached);
-    if (current && (current.expiration === undefined || current.expiration.getTime() - Date.now() > 60_000))
-      return current;
+  return sharedRefresh(() => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only off Lambda, and left out of the bundles
     const { defaultProvider } = require('@aws-sdk/credential-provider-node') as {
       defaultProvider: () => () => Promise<Credentials>;
     };
-    cached = defaultProvider()();
-    cached.catch(() => (cached = undefined));
-    return cached;
-  };
+    return defaultProvider()();
+  });
 }
 
 /** Plain values in, DynamoDB's attribute values out: every place a request carries items or values. */
@@ -281,7 +296,7 @@ function marshalled(input: object): Record<string, unknown> {
 }
 
 /** The answer's error as the store reads it: DynamoDB's code (after `#` in `__type`), and a cancellation's reasons. */
-function errorOf(status: number, body: Record<string, unknown>, attempts: number): DynamoDbError {
+function errorOf(status: number, body: Record<string, unknown>): DynamoDbError {
   function text(value: unknown) {
     return typeof value === 'string' ? value : undefined;
   }
@@ -291,30 +306,37 @@ function errorOf(status: number, body: Record<string, unknown>, attempts: number
     ({ Code, Item }) => ({ code: Code ?? 'None', ...(Item && { item: unmarshall(Item) }) }),
   );
   return new DynamoDbError(name, text(body.message) ?? text(body.Message) ?? name, {
-    attempts,
+    copy: copyFate(status, name),
     ...(reasons && { reasons }),
   });
 }
 
 interface Endpoint {
   readonly url: URL;
+  /** The region requests are signed for. */
   readonly region: string;
   readonly agent: HttpAgent;
   readonly request: typeof httpRequest;
   readonly credentials: () => Promise<Credentials>;
+  readonly clock: SigningClock;
 }
 
-/** Where the store's requests go, and how: `options` with their defaults (see DynamoDbOptions). */
+/**
+ * Where the store's requests go, and how: `options` with their defaults (see DynamoDbOptions); with
+ * no endpoint given, the one the AWS SDKs' shared settings and the region's partition name
+ * (lib/aws/endpoint.ts).
+ */
 function endpointFor({ endpoint, region, credentials }: DynamoDbOptions): Endpoint {
   const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  const url = new URL(endpoint ?? `https://dynamodb.${resolvedRegion}.amazonaws.com/`);
+  const { url, signingRegion } = dynamoDbEndpoint(resolvedRegion, endpoint, process.env);
   const secure = url.protocol === 'https:';
   return {
     url,
-    region: resolvedRegion,
+    region: signingRegion,
     agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: MAX_IN_FLIGHT }),
     request: secure ? httpsRequest : httpRequest,
     credentials: credentialSource(credentials),
+    clock: new SigningClock(),
   };
 }
 
@@ -329,6 +351,8 @@ async function signedHeaders(endpoint: Endpoint, operation: string, body: string
   const headers: Record<string, string> = {
     'content-type': 'application/x-amz-json-1.0',
     'x-amz-target': `DynamoDB_20120810.${operation}`,
+    // aws4 signs at the time this header says: AWS's, by the clock's correction (lib/aws/clock.ts).
+    'x-amz-date': endpoint.clock.amzDate(),
   };
   // On Lambda with active tracing, the request carries the function's trace, as the SDK's did.
   const trace = process.env._X_AMZN_TRACE_ID;
@@ -345,28 +369,36 @@ async function signedHeaders(endpoint: Endpoint, operation: string, body: string
 /**
  * An attempt's timeouts: while a new socket connects, CONNECT_TIMEOUT_MS; from then (or at once,
  * on a kept-alive socket) until the whole answer is read, REQUEST_TIMEOUT_MS. Each destroys the
- * request with a TimeoutError. Returns what clears them.
+ * request with a TimeoutError. Returns what clears them, and whether the request may have gone out:
+ * until its socket connects, nothing was sent, and a failure then leaves it not applied.
  */
-function watchTimeouts(request: ClientRequest, attempts: number): () => void {
+function watchTimeouts(request: ClientRequest): { clear: () => void; mayHaveGone: () => boolean } {
   let timer: NodeJS.Timeout | undefined;
+  let connected = false;
   function timeout(what: string, ms: number): void {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { attempts }));
+      const copy = connected ? 'unanswered' : 'not applied';
+      request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { copy }));
     }, ms);
+  }
+  function onConnected(): void {
+    connected = true;
+    timeout('answer', REQUEST_TIMEOUT_MS);
   }
   request.on('socket', (socket) => {
     if (!socket.connecting) {
-      timeout('answer', REQUEST_TIMEOUT_MS);
+      onConnected();
       return;
     }
     timeout('connection', CONNECT_TIMEOUT_MS);
-    socket.once('connect', () => {
-      timeout('answer', REQUEST_TIMEOUT_MS);
-    });
+    socket.once('connect', onConnected);
   });
-  return () => {
-    clearTimeout(timer);
+  return {
+    clear: () => {
+      clearTimeout(timer);
+    },
+    mayHaveGone: () => connected,
   };
 }
 
@@ -389,32 +421,48 @@ function readAnswer(answer: IncomingMessage): Promise<{ status: number; body: Re
   });
 }
 
+/** One copy of a request sent: its answer's status and JSON, or a DynamoDbError with the copy's fate (or the signal's reason). */
+export type Transport = (operation: string, body: string, signal: AbortSignal) => Promise<Answer>;
+interface Answer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
 /**
  * One attempt: signed, sent on a kept-alive socket, within its timeouts; the signal ends it at
  * once. Resolves with the answer's status and JSON, or rejects with a DynamoDbError (or the
- * signal's reason).
+ * signal's reason). Refused for the time it was signed at, it is signed again at AWS's, once.
  */
-async function attempt(endpoint: Endpoint, operation: string, body: string, signal: AbortSignal, attempts: number) {
+async function attempt(
+  endpoint: Endpoint,
+  operation: string,
+  body: string,
+  signal: AbortSignal,
+  resigned = false,
+): Promise<Answer> {
   // Getting credentials may take a while off Lambda (SSO, a profile's refresh): an abort meanwhile
   // ends the attempt there, and nothing is sent after the deadline.
   const headers = await unlessAborted(signedHeaders(endpoint, operation, body), signal);
   signal.throwIfAborted();
-  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+  const reply = await new Promise<Answer & { date: string | undefined }>((resolve, reject) => {
     const request = endpoint.request(endpoint.url, { method: 'POST', agent: endpoint.agent, headers });
-    const clearTimeouts = watchTimeouts(request, attempts);
+    const timeouts = watchTimeouts(request);
     function onAbort(): void {
       request.destroy(signal.reason as Error);
     }
     signal.addEventListener('abort', onAbort, { once: true });
     function done(): void {
-      clearTimeouts();
+      timeouts.clear();
       signal.removeEventListener('abort', onAbort);
     }
     function fail(error: Error): void {
       done();
       if (signal.aborted) reject(signal.reason as Error);
       else if (error instanceof DynamoDbError) reject(error);
-      else reject(new DynamoDbError('NetworkError', error.message, { attempts, cause: error }));
+      else {
+        const copy = timeouts.mayHaveGone() ? 'unanswered' : 'not applied';
+        reject(new DynamoDbError('NetworkError', error.message, { copy, cause: error }));
+      }
     }
     let answered: IncomingMessage | undefined;
     request.on('error', fail);
@@ -422,7 +470,7 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
       answered = answer;
       readAnswer(answer).then((read) => {
         done();
-        resolve(read);
+        resolve({ ...read, date: answer.headers.date });
       }, fail);
     });
     // An answer cut off mid-body destroys the request without an 'error' event: a close before
@@ -432,69 +480,78 @@ async function attempt(endpoint: Endpoint, operation: string, body: string, sign
     });
     request.end(body);
   });
+  // The clock (lib/aws/clock.ts): a refusal for the time signed at corrects it; once only.
+  if (resigned) return endpoint.clock.explained(reply);
+  if (!endpoint.clock.corrected(reply.body.__type, reply.date, String(headers['x-amz-date']))) return reply;
+  return attempt(endpoint, operation, body, signal, true);
 }
 
 /**
- * One operation's attempts, the same body each time, with the SDK's standard backoff between
- * them: up to MAX_ATTEMPTS for each kind of failure. A 500 after two throttles is owed the
- * attempts a 500 alone gets: counted together, the throttles (which `send` sends again until
- * the deadline anyway) used them up, and one 500 ended the request with a 503. Resolves with its
- * answer's JSON and the attempts it took.
+ * A copy's answer, or the DynamoDbError it failed with, its fate added to `copies`. The signal's
+ * reason is thrown, the copy counted as on its way: the abort may have come after it went out.
  */
-async function attempts(
-  endpoint: Endpoint,
-  operation: string,
-  input: object,
-  signal: AbortSignal,
-): Promise<{ answer: Record<string, unknown>; made: number }> {
-  const body = JSON.stringify(marshalled(input));
-  const failures = { throttle: 0, transient: 0 };
-  for (let made = 1; ; made++) {
-    let failure: DynamoDbError;
-    let status: number | undefined;
-    try {
-      const answer = await attempt(endpoint, operation, body, signal, made);
-      if (answer.status >= 200 && answer.status < 300) return { answer: answer.body, made };
-      status = answer.status;
-      failure = errorOf(answer.status, answer.body, made);
-    } catch (error) {
-      if (signal.aborted || !(error instanceof DynamoDbError)) throw error;
-      failure = error;
+async function sendCopy(transport: Transport, operation: string, body: string, signal: AbortSignal, copies: Copies) {
+  try {
+    const answer = await transport(operation, body, signal);
+    if (answer.status >= 200 && answer.status < 300) {
+      copies.add('applied');
+      return { answer: answer.body };
     }
-    const kind = retryKind(failure, status);
-    if (kind === undefined) throw failure;
-    failures[kind]++;
-    if (failures[kind] >= MAX_ATTEMPTS) throw failure;
-    await pause(Math.random() * Math.min(MAX_RETRY_DELAY_MS, RETRY_BASE_MS[kind] * 2 ** (failures[kind] - 1)), signal);
+    const failure = errorOf(answer.status, answer.body);
+    copies.add(failure.copy);
+    if (failure.cancellationReasons?.some(({ code }) => code === 'ConditionalCheckFailed')) copies.conditionsRead();
+    return { failure, status: answer.status };
+  } catch (error) {
+    if (signal.aborted || !(error instanceof DynamoDbError)) {
+      copies.add('unanswered');
+      throw error;
+    }
+    copies.add(error.copy);
+    return { failure: error, status: undefined };
   }
 }
 
 /**
- * One request: a slot among MAX_IN_FLIGHT, then its attempts, and again after a refusal of
- * NOT_APPLIED, until the signal aborts. Each outcome is a line at `debug`.
+ * One request: a slot among MAX_IN_FLIGHT, then copies of it, the same body each time (so a
+ * transaction's keep its token), until one is answered for good or the signal aborts; between
+ * them, each kind of failure's backoff (RETRIES). Every copy's fate goes into `copies`, which a
+ * transaction keeps across its requests, and a failure carries the request's fate so far. Each
+ * outcome is a line at `debug`.
  */
 async function send(
-  endpoint: Endpoint,
+  transport: Transport,
   slots: Slots,
   operation: string,
   input: object,
   signal: AbortSignal,
+  copies = new Copies(),
 ): Promise<Record<string, unknown>> {
+  const body = JSON.stringify(marshalled(input));
   await slots.acquire(signal);
   const started = Date.now();
+  const failures = { throttle: 0, conflict: 0, busy: 0, transient: 0 };
   try {
-    for (let again = 0; ; again++) {
-      try {
-        const { answer, made } = await attempts(endpoint, operation, input, signal);
-        log('debug', { message: 'dynamodb', operation, attempts: made, durationMs: Date.now() - started });
-        return answer;
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        const name = error instanceof Error ? error.name : String(error);
-        log('debug', { message: 'dynamodb', operation, error: name, durationMs: Date.now() - started });
-        if (!NOT_APPLIED.includes(name)) throw error;
-        await backoff(signal, again);
+    for (;;) {
+      const sent = await sendCopy(transport, operation, body, signal, copies);
+      if ('answer' in sent) {
+        log('debug', { message: 'dynamodb', operation, attempts: copies.sent, durationMs: Date.now() - started });
+        return sent.answer;
       }
+      // The copy's failure, with the fate of the whole request.
+      const { name, message, copy, cancellationReasons: reasons } = sent.failure;
+      const failure = new DynamoDbError(name, message, {
+        copy,
+        fate: copies.fate,
+        cause: sent.failure,
+        ...(reasons && { reasons }),
+      });
+      const kind = retryKind(failure, sent.status);
+      if (kind === undefined || ++failures[kind] > RETRIES[kind].times) {
+        log('debug', { message: 'dynamodb', operation, error: failure.name, durationMs: Date.now() - started });
+        throw failure;
+      }
+      const { baseMs, maxMs } = RETRIES[kind];
+      await pause(Math.random() * Math.min(maxMs, baseMs * 2 ** (failures[kind] - 1)), signal);
     }
   } finally {
     slots.release();
@@ -507,9 +564,11 @@ async function send(
  */
 export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
   const endpoint = endpointFor(options);
+  const transport: Transport =
+    options.transport ?? ((operation, body, signal) => attempt(endpoint, operation, body, signal));
   const slots = new Slots();
-  function call(operation: string, input: object, signal: AbortSignal): Promise<Record<string, unknown>> {
-    return send(endpoint, slots, operation, input, signal);
+  function call(operation: string, input: object, signal: AbortSignal, copies?: Copies) {
+    return send(transport, slots, operation, input, signal, copies);
   }
   return {
     async getItem(input, signal) {
@@ -533,11 +592,11 @@ export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
     async deleteItem(input, signal) {
       await call('DeleteItem', input, signal);
     },
-    async transactWriteItems(actions, token, signal) {
+    async transactWriteItems(actions, token, signal, copies) {
       const TransactItems = actions.map((action) =>
         Object.fromEntries(Object.entries(action).map(([kind, inner]) => [kind, marshalled(inner as object)])),
       );
-      await call('TransactWriteItems', { TransactItems, ClientRequestToken: token }, signal);
+      await call('TransactWriteItems', { TransactItems, ClientRequestToken: token }, signal, copies);
     },
   };
 }

@@ -3,7 +3,6 @@ import type { Todo } from '../todos';
 import { getItem, todoItems } from './reads';
 import { COUNTER_KEY, conditionFailed, toTodo, type Counter, type TableAccess } from './table';
 import type { TransactItem } from './client';
-import type { Reason } from './transaction';
 
 /**
  * The counter item: `next`, the next id, and `bytes`, the list's size as GET /todos answers it
@@ -70,22 +69,6 @@ export function sizeChange(table: string, growth: number): TransactItem {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
-}
-
-/**
- * What the counter's cancellation reason says: `unsized`, a table whose list has no size yet (count
- * it, then try again); `moved`, someone else took ids since `expected` (try again from `counter`);
- * `full`, the list has no room; undefined when the counter was not what failed.
- */
-export function counterVerdict(
-  reason: Reason | undefined,
-  expected: number | undefined,
-): { kind: 'unsized' } | { kind: 'moved'; counter: Counter } | { kind: 'full'; counter: Counter } | undefined {
-  if (reason?.code !== 'ConditionalCheckFailed') return undefined;
-  const counter = reason.item as Counter | undefined;
-  if (counter?.bytes === undefined) return { kind: 'unsized' };
-  if (expected !== undefined && counter.next !== expected) return { kind: 'moved', counter };
-  return { kind: 'full', counter };
 }
 
 export async function readCounter(table: TableAccess, signal: AbortSignal): Promise<Counter | undefined> {

@@ -1,11 +1,12 @@
-import { KeyReused, ListFull } from '../errors';
-import { MAX_LIST_BYTES, listBytes } from '../list-size';
+import type { KeyReused, ListFull } from '../errors';
+import { listBytes } from '../list-size';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
-import { claimPut, claimVerdict, inFlightAtDeadline } from './claims';
+import { claimPut, inFlightAtDeadline } from './claims';
 import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
-import { bytesOf, counterMove, counterVerdict, readCounter, sizeList } from './counter';
+import { bytesOf, counterMove, readCounter, sizeList } from './counter';
 import { TODO_PARTITION, type Counter, type TableAccess } from './table';
-import { Transaction, commit, type CommitWatch, type Reasons } from './transaction';
+import { decide, type Settled, type Share } from './decisions';
+import { Transaction, commit, type CommitWatch } from './transaction';
 
 /**
  * How POSTs get their ids and their records written. Ids have no gaps and follow creation order,
@@ -79,61 +80,20 @@ export function postTransaction(
   return transaction;
 }
 
-/** What a cancellation of POSTs means: the POSTs it settles, and what to do next. */
-export interface PostVerdict {
-  /** Answers for some POSTs: their key's replay, KeyReused, or ListFull. */
-  readonly settled: ReadonlyMap<number, Outcome>;
-  readonly next:
-    | { readonly kind: 'again'; readonly counter: Counter }
-    | { readonly kind: 'unsized' }
-    | { readonly kind: 'unexplained' };
+/** Each POST's share of a cancelled transaction, for `decide`: its place in the batch, its key, its bytes in the list. */
+export function postShares(posts: readonly NewTodo[], writes: readonly PostWrite[]): Share[] {
+  return writes.map(({ index, todo }) => ({
+    who: String(index),
+    claim: posts[index]?.claim,
+    bytes: (id) => listBytes({ id, title: todo.title }),
+  }));
 }
 
-/**
- * Reads a cancellation of `writes` (made from `counter`). A key claimed before settles its POST
- * with its replay (or KeyReused); a counter that moved sends the others again from where it is;
- * a list with no room refuses, in order, those that do not fit. A claim that expired just now is
- * claimed anew by the next attempt.
- */
-export function postVerdict(
-  reasons: Reasons<Role>,
-  counter: Counter,
-  posts: readonly NewTodo[],
-  writes: readonly PostWrite[],
-): PostVerdict {
-  const settled = new Map<number, Outcome>();
-  let expired = false;
-  for (const { index } of writes) {
-    const claimed = claimVerdict(reasons[`claim ${index}`], posts[index]?.claim);
-    if (claimed === 'expired') expired = true;
-    else if (claimed !== undefined && 'refused' in claimed) settled.set(index, claimed.refused);
-    else if (claimed?.replay.value !== undefined) settled.set(index, { value: claimed.replay.value, replayed: true });
-  }
-  const verdict = counterVerdict(reasons.counter, counter.next);
-  if (verdict?.kind === 'unsized') return { settled, next: { kind: 'unsized' } };
-  if (verdict?.kind === 'moved') return { settled, next: { kind: 'again', counter: verdict.counter } };
-  if (verdict?.kind === 'full') {
-    // Those settled by their keys take no room: the others may fit now.
-    if (settled.size === 0) refuseWhatDoesNotFit(verdict.counter, writes, settled);
-    return { settled, next: { kind: 'again', counter: verdict.counter } };
-  }
-  if (settled.size > 0 || expired) return { settled, next: { kind: 'again', counter } };
-  return { settled, next: { kind: 'unexplained' } };
-}
-
-/** With the list as `counter` has it, refuses (ListFull) each POST, in order, that would not fit. */
-function refuseWhatDoesNotFit(counter: Counter, writes: readonly PostWrite[], settled: Map<number, Outcome>): void {
-  let room = MAX_LIST_BYTES - (counter.bytes ?? 0);
-  let id = counter.next;
-  for (const { index, todo } of writes) {
-    const size = listBytes({ id, title: todo.title });
-    if (size <= room) {
-      room -= size;
-      id++;
-    } else {
-      settled.set(index, new ListFull());
-    }
-  }
+/** A settled POST's outcome: its key's replay (a record), KeyReused or ListFull. */
+function postOutcome(settled: Settled): Outcome | undefined {
+  if (settled instanceof Error) return settled;
+  if (settled === 'done' || settled.value === undefined) return undefined;
+  return { value: settled.value, replayed: true };
 }
 
 /**
@@ -184,30 +144,31 @@ function writeTogether(
       const writes = planPosts(counter, posts, open);
       const transaction = postTransaction(table.name, counter, posts, writes);
       const watch = watchPosts(table, state, counter, signal, contended);
-      const reasons = await commit(table, transaction, signal, watch);
-      if (reasons === 'superseded') {
+      const committed = await commit(table, transaction, signal, watch);
+      if (committed === 'superseded') {
         if (race) continue;
         return outcomes;
       }
-      if (reasons === undefined) {
+      if (committed === 'applied') {
         const todos = writes.map(({ todo }) => todo);
         state.counter = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
         for (const { index, todo } of writes) outcomes[index] = { value: todo, replayed: false };
         continue;
       }
-      const verdict = postVerdict(reasons, counter, posts, writes);
-      for (const [index, outcome] of verdict.settled) outcomes[index] = outcome;
-      if (verdict.next.kind === 'unexplained') throw new Error(`POSTs cancelled for ${JSON.stringify(reasons)}`);
-      if (verdict.next.kind === 'unsized') {
+      const { meanings, codes } = committed.cancelled;
+      const { settled, next } = decide(meanings, postShares(posts, writes));
+      for (const [who, outcome] of settled) outcomes[Number(who)] = postOutcome(outcome);
+      if (next.kind === 'size the list') {
         await sizeList(table, signal);
         state.counter = undefined;
         continue;
       }
-      if (verdict.next.counter.next === counter.next) {
-        state.counter = verdict.next.counter;
+      if (next.kind === 'again') {
+        state.counter = next.counter ?? counter;
         continue;
       }
-      othersWrite(state, verdict.next.counter);
+      if (next.kind !== 'moved' || next.counter === undefined) throw new Error(`POSTs cancelled for ${codes}`);
+      othersWrite(state, next.counter);
       if (!race) return outcomes;
     }
   });
@@ -228,7 +189,7 @@ function watchPosts(
   return {
     metOthers: (met) => {
       const claims = Object.entries(met).filter(([role]) => role.startsWith('claim'));
-      if (claims.some(([, reason]) => reason?.code === 'TransactionConflict')) contended();
+      if (claims.some(([, meaning]) => meaning?.kind === 'conflict')) contended();
     },
     superseded: async () => {
       const now = await readCounter(table, signal);

@@ -1,10 +1,8 @@
 import { KeyReused, ListFull } from '../errors';
-import { MAX_LIST_BYTES, listBytes } from '../list-size';
+import { listBytes } from '../list-size';
 import type { IdempotencyClaim, Todo } from '../todos';
-import { claimVerdict } from './claims';
-import { counterVerdict } from './counter';
+import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './table';
-import type { Reasons } from './transaction';
 
 /**
  * The queue of POSTs' decisions, as pure functions (lib/dynamodb/queue.ts does the I/O): where a
@@ -176,61 +174,31 @@ export function recentAfter(plan: CommitPlan): Record<string, number> {
 /** The roles of a commit's actions: the counter, and each intent's record, claim, intent and outcome by its uuid. */
 export type CommitRole = 'counter' | `record ${string}` | `claim ${string}` | `intent ${number}` | `outcome ${string}`;
 
-export type CommitVerdict =
-  /** Someone else committed first, or took an intent: read the queue again. */
-  | { readonly kind: 'reread' }
-  /** Commit again from the same read, with these outcomes decided now. */
-  | { readonly kind: 'again'; readonly decided: Decided }
-  /** The list has no size yet: count it, then read the queue again. */
-  | { readonly kind: 'unsized' }
-  | { readonly kind: 'unexplained' };
-
-/**
- * Reads a cancelled commit of `plan`, decided so far as `decided`. A key claimed before answers
- * its intent with the claim's replay (or refuses it); a list with no room refuses, in order, the
- * intents that do not fit; an intent whose POST has an outcome already (withdrawn, or committed
- * by another) is dropped unwritten; a counter that moved, or an intent gone, means another commit
- * came first.
- */
-export function commitVerdict(reasons: Reasons<CommitRole>, plan: CommitPlan, decided: Decided): CommitVerdict {
-  const counter = counterVerdict(reasons.counter, plan.counter.next);
-  if (counter?.kind === 'unsized') return { kind: 'unsized' };
-  if (counter?.kind === 'moved') return { kind: 'reread' };
-  const settled = new Map(decided.settled);
-  for (const { intent } of plan.writes) {
-    const claimed = claimVerdict(reasons[`claim ${intent.uuid}`], intent.claim);
-    if (claimed === undefined || claimed === 'expired') continue;
-    if ('refused' in claimed) settled.set(intent.uuid, { refused: 'reused' });
-    else if (claimed.replay.value !== undefined)
-      settled.set(intent.uuid, { todo: claimed.replay.value, replayed: true });
-  }
-  const byKeys = settled.size > decided.settled.size;
-  if (counter?.kind === 'full' && !byKeys) refuseWhatDoesNotFit(counter.counter, plan, settled);
-  const taken = [...plan.writes.map(({ intent }) => intent), ...plan.settledIntents];
-  const done = taken.filter(({ uuid }) => reasons[`outcome ${uuid}`]?.code === 'ConditionalCheckFailed');
-  if (byKeys || done.length > 0 || counter?.kind === 'full') {
-    for (const { uuid } of done) settled.delete(uuid);
-    return { kind: 'again', decided: { settled, done: new Set([...decided.done, ...done.map(({ uuid }) => uuid)]) } };
-  }
-  const intentGone = [...taken, ...plan.drops].some(
-    ({ id }) => reasons[`intent ${id}`]?.code === 'ConditionalCheckFailed',
-  );
-  return intentGone ? { kind: 'reread' } : { kind: 'unexplained' };
+/** Each written intent's share of a cancelled commit, for `decide`: its uuid, its key, its bytes in the list. */
+export function commitShares(plan: CommitPlan): Share[] {
+  return plan.writes.map(({ intent }) => ({
+    who: intent.uuid,
+    claim: intent.claim,
+    bytes: (id) => listBytes({ id, title: intent.title }),
+  }));
 }
 
-/** With the list as `counter` has it, refuses (full), in order, each intent that would not fit. */
-function refuseWhatDoesNotFit(counter: Counter, plan: CommitPlan, settled: Map<string, StoredOutcome>): void {
-  let room = MAX_LIST_BYTES - (counter.bytes ?? 0);
-  let id = counter.next;
-  for (const { intent } of plan.writes) {
-    const size = listBytes({ id, title: intent.title });
-    if (size <= room) {
-      room -= size;
-      id++;
-    } else {
-      settled.set(intent.uuid, { refused: 'full' });
-    }
+/**
+ * What a commit knows once a cancellation settled some POSTs (lib/dynamodb/decisions.ts): a key's
+ * replay or refusal, or a list with no room, becomes the POST's outcome, to be written by the next
+ * commit from the same read; a POST with an outcome already is done, and dropped unwritten.
+ */
+export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Settled>): Decided {
+  const outcomes = new Map(decided.settled);
+  const done = new Set(decided.done);
+  for (const [uuid, outcome] of settled) {
+    if (outcome === 'done') done.add(uuid);
+    else if (outcome instanceof KeyReused) outcomes.set(uuid, { refused: 'reused' });
+    else if (outcome instanceof ListFull) outcomes.set(uuid, { refused: 'full' });
+    else if (outcome.value !== undefined) outcomes.set(uuid, { todo: outcome.value, replayed: true });
   }
+  for (const uuid of done) outcomes.delete(uuid);
+  return { settled: outcomes, done };
 }
 
 /** A stored outcome as the POST's answer. */

@@ -10,7 +10,8 @@ import {
   MAX_INTENTS,
   INTENT_LIFETIME_MS,
   NOTHING_DECIDED,
-  commitVerdict,
+  commitShares,
+  decidedAfter,
   intentId,
   outcomeOf,
   pauseBeforeLook,
@@ -26,6 +27,7 @@ import {
   type StoredOutcome,
 } from './queue-plan';
 import { COUNTER_KEY, EXPIRES, TODO_PARTITION, conditionFailed, type TableAccess } from './table';
+import { decide } from './decisions';
 import { Transaction, commit } from './transaction';
 
 /**
@@ -230,22 +232,24 @@ async function commitQueue(
   let decided: Decided = NOTHING_DECIDED;
   for (;;) {
     const plan = planCommit(counter, intents, mine, Date.now(), decided);
-    const reasons = await commit(table, commitTransaction(table.name, plan), signal, {
+    const committed = await commit(table, commitTransaction(table.name, plan), signal, {
       // A commit that met another on the counter can never apply once the counter moved.
       superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
     });
-    if (reasons === undefined) return afterCommit(state, plan, mine, started);
-    if (reasons === 'superseded') return undefined;
-    const verdict = commitVerdict(reasons, plan, decided);
-    if (verdict.kind === 'reread') return undefined;
-    if (verdict.kind === 'unsized') {
-      await sizeList(table, signal);
+    if (committed === 'applied') return afterCommit(state, plan, mine, started);
+    if (committed === 'superseded') return undefined;
+    const { meanings, codes } = committed.cancelled;
+    const { settled, next } = decide(meanings, commitShares(plan));
+    if (next.kind === 'size the list') await sizeList(table, signal);
+    // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
+    if (next.kind !== 'again') {
+      if (next.kind === 'unexplained' || next.kind === 'changed') {
+        throw new Error(`a commit of the queue cancelled for ${codes}`);
+      }
       return undefined;
     }
-    if (verdict.kind === 'unexplained')
-      throw new Error(`a commit of the queue cancelled for ${JSON.stringify(reasons)}`);
-    if (verdict.decided.done.has(mine)) return settledOutcome(await readOutcome(table, mine, signal));
-    decided = verdict.decided;
+    decided = decidedAfter(decided, settled);
+    if (decided.done.has(mine)) return settledOutcome(await readOutcome(table, mine, signal));
   }
 }
 

@@ -1,12 +1,13 @@
-import { ListFull, PreconditionFailed, type KeyReused } from '../errors';
+import { PreconditionFailed } from '../errors';
 import { listBytes } from '../list-size';
 import type { IdempotencyClaim, Todo, TodoPatch, WriteOptions, Written } from '../todos';
-import { claimKey, claimPut, claimVerdict, inFlightAtDeadline, replayOf } from './claims';
-import { counterVerdict, sizeChange, sizeList } from './counter';
+import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
+import { sizeChange, sizeList } from './counter';
 import { getItem } from './reads';
 import { atVersion, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
 import type { ConditionCheckInput } from './client';
-import { Transaction, commit, type Reasons, type TransactItem } from './transaction';
+import { decide } from './decisions';
+import { Transaction, commit, type TransactItem } from './transaction';
 
 /**
  * PUT and DELETE: read the record, then write in one transaction, on condition that the record's
@@ -17,7 +18,7 @@ import { Transaction, commit, type Reasons, type TransactItem } from './transact
  * as written, and an attempt that lands late (after its retry and after later writes) changes
  * nothing: its version condition fails.
  *
- * With If-Match (a precondition), the record as read is checked against it, and the write is
+ * With a precondition (If-Match, If-None-Match), the record as read is checked against it, and the write is
  * conditioned on that record's version: the check and the write are one step. A record that
  * fails it is a 412; with a key, the key is claimed for that 412 in a transaction conditioned on
  * the same version, so a retry with the key gets the 412 again.
@@ -31,7 +32,7 @@ export interface Change {
   readonly growth: number;
   /** The action on the record, conditional on its version. */
   readonly write: TransactItem;
-  /** If-Match failed: the action only checks the record's version, and the answer is 412. */
+  /** The precondition (If-Match, If-None-Match) failed: the action only checks the record's version, and the answer is 412. */
   readonly preconditionFailed?: true;
 }
 
@@ -73,7 +74,7 @@ export function deleteChange(table: string): (current: TodoItem) => Change {
   });
 }
 
-/** A change whose record failed If-Match: nothing written, on condition that the record is still as read. */
+/** A change whose record failed its precondition: nothing written, on condition that the record is still as read. */
 export function refusedChange(table: string, current: TodoItem): Change {
   return { todo: current, growth: 0, write: { ConditionCheck: stillAsRead(table, current) }, preconditionFailed: true };
 }
@@ -104,45 +105,11 @@ export function rewriteTransaction(
   return transaction;
 }
 
-/** What a rewrite's cancellation means, and what to do next. */
-export type RewriteVerdict =
-  /** The key was claimed before: answer what its first request got. */
-  | { readonly kind: 'replay'; readonly written: Written<Todo | undefined> }
-  /** Refused: the key came with another request, or the list has no room. */
-  | { readonly kind: 'refused'; readonly error: KeyReused | ListFull }
-  /** Try again: with the record as it is now (undefined: gone), or as it was (a claim that expired just now). */
-  | { readonly kind: 'again'; readonly current: TodoItem | undefined }
-  /** The list has no size yet: count it, then try again. */
-  | { readonly kind: 'unsized' }
-  | { readonly kind: 'unexplained' };
-
-/** Reads a rewrite's cancellation, most telling role first: the claim, the record, the counter. */
-export function rewriteVerdict(
-  reasons: Reasons<Role>,
-  claim: IdempotencyClaim | undefined,
-  current: TodoItem,
-): RewriteVerdict {
-  const claimed = claimVerdict(reasons.claim, claim);
-  if (claimed !== undefined && claimed !== 'expired') {
-    return 'replay' in claimed
-      ? { kind: 'replay', written: claimed.replay }
-      : { kind: 'refused', error: claimed.refused };
-  }
-  if (reasons.record?.code === 'ConditionalCheckFailed') {
-    return { kind: 'again', current: reasons.record.item as TodoItem | undefined };
-  }
-  const counter = counterVerdict(reasons.counter, undefined);
-  if (counter?.kind === 'unsized') return { kind: 'unsized' };
-  if (counter?.kind === 'full') return { kind: 'refused', error: new ListFull() };
-  if (claimed === 'expired') return { kind: 'again', current };
-  return { kind: 'unexplained' };
-}
-
 /**
  * A PUT or DELETE of record `id`: `change` says what to write from the record as read. Without
  * the record: a claimed key's answer (its first request may have deleted it), or undefined, a 404.
  * Stopped by the deadline while another request with its key held the key: KeyInFlight (409).
- * A record that fails `precondition` (If-Match) is PreconditionFailed (412), and nothing changes.
+ * A record that fails `precondition` (If-Match, If-None-Match) is PreconditionFailed (412), and nothing changes.
  */
 export function rewrite(
   table: TableAccess,
@@ -159,24 +126,26 @@ export function rewrite(
         return kept && replayOf(kept, claim);
       }
       const meets = precondition === undefined || precondition(toTodo(current));
-      // Without a key a failed If-Match writes nothing at all: the read is its answer.
+      // Without a key a failed precondition writes nothing at all: the read is its answer.
       if (!meets && claim === undefined) throw new PreconditionFailed();
       const planned = meets ? change(current) : refusedChange(table.name, current);
-      const reasons = await commit(table, rewriteTransaction(table.name, planned, claim), signal, {
+      const committed = await commit(table, rewriteTransaction(table.name, planned, claim), signal, {
         metOthers: (met) => {
-          if (met.claim?.code === 'TransactionConflict') contended();
+          if (met.claim?.kind === 'conflict') contended();
         },
       });
-      if (reasons === undefined && planned.preconditionFailed) throw new PreconditionFailed();
-      if (reasons === undefined) return { value: planned.todo, replayed: false };
-      if (reasons === 'superseded') continue;
-      const verdict = rewriteVerdict(reasons, claim, current);
-      if (verdict.kind === 'replay') return verdict.written;
-      if (verdict.kind === 'refused') throw verdict.error;
-      if (verdict.kind === 'unexplained')
-        throw new Error(`a write of record ${id} cancelled for ${JSON.stringify(reasons)}`);
-      if (verdict.kind === 'unsized') await sizeList(table, signal);
-      else current = verdict.current;
+      if (committed === 'applied' && planned.preconditionFailed) throw new PreconditionFailed();
+      if (committed === 'applied') return { value: planned.todo, replayed: false };
+      if (committed === 'superseded') continue;
+      const { meanings, codes } = committed.cancelled;
+      const { settled, next } = decide(meanings, [{ who: '', claim, bytes: () => planned.growth }]);
+      const answer = settled.get('');
+      if (answer instanceof Error) throw answer;
+      if (answer !== undefined && answer !== 'done') return answer;
+      if (next.kind === 'size the list') await sizeList(table, signal);
+      else if (next.kind === 'changed') current = next.current as TodoItem | undefined;
+      // Again as it was: the key's old claim expired meanwhile.
+      else if (next.kind !== 'again') throw new Error(`a write of record ${id} cancelled for ${codes}`);
     }
   });
 }

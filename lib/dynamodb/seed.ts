@@ -28,13 +28,12 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     for (const todo of SEED_TODOS) {
       transaction.add(`record ${todo.id}`, { Put: { TableName: table.name, Item: { pk: TODO_PARTITION, ...todo } } });
     }
-    const reasons = await commit(table, transaction, signal);
-    if (reasons === undefined) return fresh;
-    if (reasons === 'superseded') continue;
+    const committed = await commit(table, transaction, signal);
+    if (committed === 'applied') return fresh;
+    if (committed === 'superseded') continue;
+    const { meanings, codes } = committed.cancelled;
     // Another container seeded first: look again.
-    if (reasons.counter?.code !== 'ConditionalCheckFailed') {
-      throw new Error(`the seed was cancelled for ${JSON.stringify(reasons)}`);
-    }
+    if (meanings.counter?.kind !== 'moved') throw new Error(`the seed was cancelled for ${codes}`);
     await backoff(signal, attempt);
   }
 }

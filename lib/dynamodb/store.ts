@@ -263,6 +263,12 @@ const CREDENTIALS_ERRORS = [
 function misconfigured(error: unknown): StoreMisconfigured | undefined {
   if (process.env.AWS_EXECUTION_ENV !== undefined) return undefined;
   if (!(error instanceof Error) || !CREDENTIALS_ERRORS.includes(error.name)) return undefined;
+  // Refused again once signed at AWS's time (lib/aws/clock.ts): the credentials are fine, the clock is not.
+  if (error.message.startsWith('the clock is off')) {
+    return new StoreMisconfigured(`DynamoDB refused the request: ${error.message} (set this machine's clock)`, {
+      cause: error,
+    });
+  }
   return new StoreMisconfigured(
     `No usable AWS credentials for DynamoDB (${error.name}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and ` +
       'AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)',

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDbError, backoff, type CancellationReason, type TransactItem } from './client';
+import { VERDICT, meaningOf, type Meaning } from './decisions';
+import { Copies, strongest, type Verdict } from './outcome';
 import type { TableAccess } from './table';
 
 /**
@@ -8,13 +10,12 @@ import type { TableAccess } from './table';
  * answers a cancellation with one reason an action, in the order they went in; they are read
  * back by role, never by position, so adding an action cannot misroute another's reason.
  *
- * Invariant: a transaction is sent again with its own token until it is answered for good:
- * applied, or cancelled for a reason no later copy of it can change (a condition that failed:
- * each condition here is on something that only moves forward, a counter, a version, a claim).
- * Only then is a new transaction, with a new token, built. DynamoDB makes a token idempotent for
- * 10 minutes, so however many copies of it land, late ones included, it is applied at most once.
- * (A new token after a TransactionConflict stored one POST twice: its first attempt, delayed,
- * landed after the retry had gone on with a new one.)
+ * Invariant: a transaction is sent again with its own token until it is applied, or until no copy
+ * of it can ever land (`commit`: its fate, lib/dynamodb/outcome.ts, and its cancellation's verdict,
+ * lib/dynamodb/decisions.ts). Only then is a new transaction, with a new token, built. DynamoDB
+ * makes a token idempotent for 10 minutes, so however many copies of it land, late ones included,
+ * it is applied at most once. (A new token after a TransactionConflict stored one POST twice: its
+ * first attempt, delayed, landed after the retry had gone on with a new one.)
  */
 
 export type { TransactItem };
@@ -22,14 +23,13 @@ export type { TransactItem };
 /** Why DynamoDB cancelled one action, and the item it found when the action asked for it (ALL_OLD). */
 export type Reason = CancellationReason;
 
-/** A cancellation's reasons, by role; an action DynamoDB found fine has none. */
-export type Reasons<Role extends string> = Partial<Readonly<Record<Role, Reason>>>;
-
-/** Reasons that say the transaction met others, not that a condition failed: it may go again as it is. */
-const TRANSIENT = ['TransactionConflict', 'ThrottlingError'];
+/** A cancellation's meanings, by role (lib/dynamodb/decisions.ts); an action DynamoDB found fine has none. */
+export type Meanings<Role extends string> = Partial<Readonly<Record<Role, Meaning>>>;
 
 export class Transaction<Role extends string> {
   readonly token = randomUUID();
+  /** Every copy sent with the token, by every layer: the transaction's fate (lib/dynamodb/outcome.ts). */
+  readonly copies = new Copies();
   readonly #roles: Role[] = [];
   readonly #actions: TransactItem[] = [];
 
@@ -45,80 +45,89 @@ export class Transaction<Role extends string> {
     return this.#actions;
   }
 
-  /** A cancellation's reasons, in the order DynamoDB gives them, under the roles of their actions. */
-  reasonsByRole(reasons: readonly Reason[]): Reasons<Role> {
-    const byRole: Partial<Record<Role, Reason>> = {};
+  /** Each action's role, in the order the actions went in. */
+  get roles(): readonly Role[] {
+    return this.#roles;
+  }
+
+  /** A cancellation's reasons, in the order DynamoDB gives them, read by the roles of their actions (lib/dynamodb/decisions.ts). */
+  read(reasons: readonly Reason[]): Cancellation<Role> {
+    const meanings: Partial<Record<Role, Meaning>> = {};
+    const codes: string[] = [];
     this.#roles.forEach((role, i) => {
       const reason = reasons[i];
-      if (reason !== undefined && reason.code !== 'None') byRole[role] = reason;
+      const action = this.#actions[i];
+      const meaning = reason && action && meaningOf(role, reason, action);
+      if (meaning === undefined) return;
+      meanings[role] = meaning;
+      codes.push(`${role}: ${reason?.code ?? ''}`);
     });
-    return byRole;
+    const verdicts = (Object.values(meanings) as Meaning[]).map((meaning) => VERDICT[meaning.kind]);
+    // The codes alone, never the items DynamoDB returned with them: a title is a user's text (lib/access-log.ts).
+    return { meanings, verdict: strongest(verdicts), codes: codes.join(', ') };
   }
 }
 
+/** A cancellation as read: each role's meaning, whether a copy may still land, and the codes for a log line. */
+export interface Cancellation<Role extends string> {
+  readonly meanings: Meanings<Role>;
+  readonly verdict: Verdict;
+  readonly codes: string;
+}
+
 /** Why DynamoDB cancelled a transaction, action by action, or undefined when the error is not a cancellation. */
-export function cancellationReasons(error: unknown): readonly Reason[] | undefined {
+function cancellationReasons(error: unknown): readonly Reason[] | undefined {
   if (!(error instanceof DynamoDbError) || error.name !== 'TransactionCanceledException') return undefined;
   return error.cancellationReasons ?? [];
 }
 
-/**
- * True when a cancellation only says that the transaction met others (a conflict, a throttle) or
- * that a copy of it is still in progress: sent again as it is, it may go through.
- */
-export function worthSendingAgain(error: unknown): boolean {
-  if (error instanceof Error && error.name === 'TransactionInProgressException') return true;
-  const reasons = cancellationReasons(error);
-  if (reasons === undefined) return false;
-  const failed = reasons.filter(({ code }) => code !== 'None');
-  return failed.length > 0 && failed.every(({ code }) => TRANSIENT.includes(code));
-}
-
 /** What a caller may learn while a transaction is sent again and again. */
 export interface CommitWatch<Role extends string> {
-  /** Hears the reasons of each answer that only says the transaction met others. */
-  readonly metOthers?: (reasons: Reasons<Role>) => void;
+  /** Hears each cancellation that only says the transaction met others. */
+  readonly metOthers?: (meanings: Meanings<Role>) => void;
   /**
    * Before a resend: true when a fresh read shows that the transaction's conditions no longer
-   * hold (the counter moved past it, say). It is asked only while every copy sent so far was
-   * answered, and answered "not applied": then no copy is on its way, none can be applied later,
-   * and the transaction is dropped ('superseded') for a new one rather than waited on. (With a
-   * copy unanswered, the change the read shows may be that copy's own doing: only the
-   * transaction's own answer can tell.)
+   * hold (the counter moved past it, say). Asked only while the transaction is `not applied`
+   * (lib/dynamodb/outcome.ts): no copy is on its way, so the change the read shows is not its
+   * own doing, and it is dropped ('superseded') for a new one rather than waited on.
    */
   readonly superseded?: () => Promise<boolean>;
 }
 
+/** A transaction's end: applied; cancelled, and no copy of it can ever land; or superseded (see CommitWatch). */
+export type Committed<Role extends string> = 'applied' | { readonly cancelled: Cancellation<Role> } | 'superseded';
+
 /**
- * Sends `transaction`, and sends it again with its own token, after a pause, for as long as
- * DynamoDB only says it met others (worthSendingAgain), until the signal aborts. Resolves with
- * undefined once it is applied, with its reasons by role once it is cancelled for good, or with
- * 'superseded'; rejects with any other failure.
+ * Sends `transaction`, and sends it again with its own token, after a pause, until it is applied
+ * or no copy of it can ever be (decide: a condition that will not hold again, or every copy
+ * refused), or the signal aborts. Its fate is kept over every copy (`transaction.copies`), so a
+ * copy still on its way is never forgotten: a new token is built only once the old one cannot land.
  */
 export async function commit<Role extends string>(
   table: TableAccess,
   transaction: Transaction<Role>,
   signal: AbortSignal,
   watch: CommitWatch<Role> = {},
-): Promise<Reasons<Role> | 'superseded' | undefined> {
-  let everyCopyAnswered = true;
-  for (let attempt = 0; ; attempt++) {
+): Promise<Committed<Role>> {
+  for (let round = 0; ; round++) {
+    let reasons: readonly Reason[] | undefined;
     try {
-      await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal);
-      return undefined;
+      await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal, transaction.copies);
+      return 'applied';
     } catch (error) {
-      if (!worthSendingAgain(error)) {
-        const reasons = cancellationReasons(error);
-        if (reasons === undefined) throw error;
-        return transaction.reasonsByRole(reasons);
-      }
-      watch.metOthers?.(transaction.reasonsByRole(cancellationReasons(error) ?? []));
-      // More than one attempt, or one still in progress: a copy may yet be applied.
-      if (!(error instanceof DynamoDbError) || error.attempts > 1 || cancellationReasons(error) === undefined) {
-        everyCopyAnswered = false;
-      }
-      if (everyCopyAnswered && (await watch.superseded?.())) return 'superseded';
-      await backoff(signal, attempt);
+      reasons = cancellationReasons(error);
+      // Not a cancellation: the same token again when the last copy's fate is not known (in progress,
+      // a 500 or a timeout past the client's attempts); any other failure (a refusal no copy can
+      // pass, the deadline) ends the transaction, and no caller builds a new one after it.
+      if (reasons === undefined && !(error instanceof DynamoDbError && error.copy !== 'not applied')) throw error;
     }
+    const cancellation = transaction.read(reasons ?? []);
+    const { verdict } = cancellation;
+    if (verdict === 'final' || (verdict === 'refused' && transaction.copies.fate === 'not applied')) {
+      return { cancelled: cancellation };
+    }
+    if (verdict === 'met others') watch.metOthers?.(cancellation.meanings);
+    if (transaction.copies.fate === 'not applied' && (await watch.superseded?.())) return 'superseded';
+    await backoff(signal, round);
   }
 }

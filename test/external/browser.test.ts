@@ -3,7 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
+import { FUNCTION_TIMEOUT_MS } from '../../harness/event';
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
+import { startService, type Service } from '../support/servers';
+import { testDynamoDbEndpoint } from '../support/stores';
 
 /** Debian's Chromium (apt-get install chromium); .ci/run installs it when it is missing. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -72,6 +76,12 @@ async function saveInTab([api, id, etag, title]: readonly [string, number, strin
     body: JSON.stringify({ title }),
   });
   return { status: saved.status, etag: saved.headers.get('etag'), body: await saved.json() };
+}
+
+/** A page reads an answer that asks it to come back later: its status, when (Retry-After), and why. */
+async function readLater(url: string) {
+  const answer = await fetch(url);
+  return { status: answer.status, retryAfter: answer.headers.get('retry-after'), body: await answer.json() };
 }
 
 /**
@@ -147,5 +157,40 @@ describe('the API from a page on another origin, in Chromium', () => {
       title: 'from the laptop',
       completed: false,
     });
+  });
+  /**
+   * `npm run start:dynamodb` in front of a DynamoDB that stops answering: its 503 says when to come
+   * back in Retry-After, which a page of another origin can read only if CORS exposes it (as for a
+   * 409 of a key in progress, or the gateway's 429).
+   */
+  describe('with a store that stops answering', () => {
+    let network: FaultProxy | undefined;
+    let frozen: Service | undefined;
+    beforeAll(async () => {
+      network = await startFaultProxy(testDynamoDbEndpoint());
+      frozen = await startService('dynamodb', { DYNAMODB_ENDPOINT: network.endpoint });
+    }, START_WITHIN_MS);
+    afterAll(async () => {
+      await frozen?.stop();
+      await network?.close();
+    });
+
+    it(
+      'reads the 503’s Retry-After from the page',
+      async () => {
+        if (browser === undefined || site === undefined || network === undefined || frozen === undefined) {
+          throw new Error('not started');
+        }
+        const page = await browser.newPage();
+        await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+        network.freeze();
+        expect(await page.evaluate(readLater, `${frozen.url}/todos/1`)).toEqual({
+          status: 503,
+          retryAfter: '1',
+          body: { error: 'Service temporarily unavailable, please retry' },
+        });
+      },
+      2 * FUNCTION_TIMEOUT_MS,
+    );
   });
 });

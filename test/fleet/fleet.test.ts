@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { badDay } from '../../harness/fault-proxy';
 import { startFleet, type Fleet } from '../../harness/fleet';
-import { runWorkload } from '../../harness/history';
+import { runWorkload, type WorkloadOptions, type WorkloadReport } from '../../harness/history';
 import { LAMBDA_NODE_VERSION } from '../../harness/lambda-node';
 import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
 import { servicePackage, type Packaged } from '../../harness/package';
@@ -40,6 +40,31 @@ afterEach(async () => {
   await Promise.all(fleets.map((started) => started.stop()));
   fleets = [];
 });
+
+/**
+ * `runWorkload` on the fleet under the faults of a bad day; its final list is read once every
+ * write the proxy held back has landed.
+ */
+async function workloadOnABadDay(started: Fleet, options: Omit<WorkloadOptions, 'settled'>): Promise<WorkloadReport> {
+  badDay(started.proxy);
+  const report = await runWorkload(started.url, { ...options, settled: () => started.proxy.idle(SETTLE_WITHIN_MS) });
+  started.proxy.heal();
+  return report;
+}
+
+/**
+ * The mixed workload of 12 clients sharing 4 records, on a bad day: its history as the contract
+ * allows, no request stored twice, and no record holding what no acknowledged write left it with.
+ */
+async function sharedWorkloadOnABadDay(
+  started: Fleet,
+  writes: Pick<WorkloadOptions, 'requestsPerClient' | 'keyed' | 'retries'>,
+): Promise<void> {
+  const report = await workloadOnABadDay(started, { clients: 12, shared: 4, ...writes });
+  expect(report.problems).toEqual([]);
+  expect(report.duplicates).toBe(0);
+  expect(report.wrongValues).toBe(0);
+}
 
 /** GET /todos as raw bytes, with the Accept-Encoding given. */
 function rawList(
@@ -143,19 +168,7 @@ describe('the fleet', () => {
     'answers the same workload under the faults of a bad day, with no keys and no retries, as its history allows: a write the network repeats is stored once',
     async () => {
       const started = await fleet();
-      badDay(started.proxy);
-      const report = await runWorkload(started.url, {
-        clients: 12,
-        requestsPerClient: 40,
-        keyed: false,
-        retries: 0,
-        shared: 4,
-        settled: () => started.proxy.idle(SETTLE_WITHIN_MS),
-      });
-      started.proxy.heal();
-      expect(report.problems).toEqual([]);
-      expect(report.duplicates).toBe(0);
-      expect(report.wrongValues).toBe(0);
+      await sharedWorkloadOnABadDay(started, { requestsPerClient: 40, keyed: false, retries: 0 });
       // Writes met each other on the counter and on shared records, as DynamoDB cancels them.
       expect(started.dynamodb?.stats.conflicts.transactionsCancelled).toBeGreaterThan(0);
     },
@@ -166,19 +179,7 @@ describe('the fleet', () => {
     'answers the same workload under the faults of a bad day, its writes keyed and retried, as its history allows',
     async () => {
       const started = await fleet();
-      badDay(started.proxy);
-      const report = await runWorkload(started.url, {
-        clients: 12,
-        requestsPerClient: 20,
-        keyed: true,
-        retries: 3,
-        shared: 4,
-        settled: () => started.proxy.idle(SETTLE_WITHIN_MS),
-      });
-      started.proxy.heal();
-      expect(report.problems).toEqual([]);
-      expect(report.duplicates).toBe(0);
-      expect(report.wrongValues).toBe(0);
+      await sharedWorkloadOnABadDay(started, { requestsPerClient: 20, keyed: true, retries: 3 });
     },
     WORKLOAD_WITHIN_MS,
   );
@@ -187,16 +188,13 @@ describe('the fleet', () => {
     'stores every title of 200 keyed POSTs, sent again up to 3 times on a bad day, exactly once',
     async () => {
       const started = await fleet({ createTodo: 16 });
-      badDay(started.proxy);
-      const report = await runWorkload(started.url, {
+      const report = await workloadOnABadDay(started, {
         clients: 16,
         requestsPerClient: 13,
         keyed: true,
         retries: 3,
         only: 'POST',
-        settled: () => started.proxy.idle(SETTLE_WITHIN_MS),
       });
-      started.proxy.heal();
       const posts = report.history.filter((exchange) => exchange.method === 'POST');
       expect(posts.length).toBeGreaterThanOrEqual(200);
       // Every POST got its 201 in the end, and every title is stored once.

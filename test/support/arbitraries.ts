@@ -41,10 +41,20 @@ const idRef: fc.Arbitrary<IdRef> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(...ODD_IDS).map((value): IdRef => ({ kind: 'raw', value })) },
 );
 
-/** Titles: ASCII, any Unicode text, and long ones (up to and past the body limit). */
+/**
+ * Titles: ASCII, any Unicode text, text that is not well-formed (a lone surrogate: a 400), and
+ * long ones (up to and past the body limit).
+ */
 const title: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
   { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 10 }))
+      .map(([before, surrogate, after]) => `${before}${String.fromCharCode(surrogate)}${after}`),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => 'é'.repeat(n)) },
   {
     weight: 1,
@@ -155,15 +165,30 @@ const tagRef: fc.Arbitrary<TagRef | undefined> = fc.oneof(
   },
 );
 
+/** A request's If-Match and If-None-Match: mostly one or none, now and then both. */
+const conditions = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(tagRef, fc.constant(undefined)) },
+  { weight: 3, arbitrary: fc.tuple(fc.constant(undefined), tagRef) },
+  { weight: 1, arbitrary: fc.tuple(tagRef, tagRef) },
+);
+
 export const commands = fc.commands(
   [
-    fc.tuple(tagRef).map(([tags]) => new HttpCommand('GET', undefined, undefined, undefined, tags)),
-    fc.tuple(idRef, tagRef).map(([ref, tags]) => new HttpCommand('GET', ref, undefined, undefined, tags)),
+    conditions.map(
+      ([ifMatch, ifNoneMatch]) => new HttpCommand('GET', undefined, undefined, undefined, ifMatch, ifNoneMatch),
+    ),
+    fc
+      .tuple(idRef, conditions)
+      .map(([ref, [ifMatch, ifNoneMatch]]) => new HttpCommand('GET', ref, undefined, undefined, ifMatch, ifNoneMatch)),
     fc.tuple(createBody, keyRef).map(([body, key]) => new HttpCommand('POST', undefined, body, key)),
     fc
-      .tuple(idRef, updateBody, keyRef, tagRef)
-      .map(([ref, body, key, tags]) => new HttpCommand('PUT', ref, body, key, tags)),
-    fc.tuple(idRef, keyRef, tagRef).map(([ref, key, tags]) => new HttpCommand('DELETE', ref, undefined, key, tags)),
+      .tuple(idRef, updateBody, keyRef, conditions)
+      .map(([ref, body, key, [ifMatch, ifNoneMatch]]) => new HttpCommand('PUT', ref, body, key, ifMatch, ifNoneMatch)),
+    fc
+      .tuple(idRef, keyRef, conditions)
+      .map(
+        ([ref, key, [ifMatch, ifNoneMatch]]) => new HttpCommand('DELETE', ref, undefined, key, ifMatch, ifNoneMatch),
+      ),
     fc.nat().map((pick) => new RetryCommand(pick)),
   ],
   { maxCommands: 25 },

@@ -18,8 +18,10 @@ export interface Request {
   readonly body?: string;
   /** The Idempotency-Key header's value, as sent. */
   readonly key?: string;
-  /** If-Match (PUT, DELETE) or If-None-Match (GET), as sent. */
-  readonly tags?: string;
+  /** If-Match (GET, PUT, DELETE), as sent. */
+  readonly ifMatch?: string;
+  /** If-None-Match (GET, PUT, DELETE), as sent. */
+  readonly ifNoneMatch?: string;
 }
 
 export interface Reply {
@@ -92,6 +94,23 @@ const NOT_FOUND = json(404, { error: 'Todo not found' });
 
 type Parsed = { object: Record<string, unknown> } | { reply: Reply };
 
+/**
+ * A title must be well-formed Unicode: a lone surrogate, which JSON may carry, is a 400 (DynamoDB
+ * keeps UTF-8, which cannot hold one). Checked by hand, apart from the service's way of checking it.
+ */
+function wellFormed(title: string): boolean {
+  for (let i = 0; i < title.length; i++) {
+    const unit = title.charCodeAt(i);
+    if (unit >= 0xdc00 && unit <= 0xdfff) return false;
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = title.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    }
+  }
+  return true;
+}
+
 function parseBody(body: string | undefined): Parsed {
   if (body === undefined || body === '') return { reply: anyError(400) };
   if (Buffer.byteLength(body, 'utf8') > BODY_LIMIT) return { reply: anyError(413) };
@@ -140,7 +159,9 @@ export function expectedReply(model: Model, request: Request): Reply {
   const earlyRefusal =
     alone.status === 400 || alone.status === 413 || (alone.status === 404 && !mayNameARecord(request.id));
   if (earlyRefusal || emptyPut) return replyTo(model, request);
-  const fingerprint = JSON.stringify([request.method, request.id, request.body, request.tags]);
+  // If-None-Match is part of the request where it is a condition: not on a POST, which ignores it.
+  const ifNoneMatch = request.method === 'POST' ? undefined : request.ifNoneMatch;
+  const fingerprint = JSON.stringify([request.method, request.id, request.body, request.ifMatch, ifNoneMatch]);
   const claim = model.claims.get(key);
   if (claim !== undefined) {
     if (claim.request !== fingerprint) return anyError(422);
@@ -173,9 +194,13 @@ const TAG_LIST = /^\s*(?:\*|(?:W\/)?"[^"\s]*"(?:\s*,\s*(?:W\/)?"[^"\s]*")*)\s*$/
 const PRECONDITION_FAILED = anyError(412);
 const NOT_MODIFIED: Reply = { status: 304, mediaType: '', body: '', replayed: false };
 
-/** Whether `header` names `content` by one of its tags: weakly (If-None-Match) or strongly (If-Match). */
+/**
+ * Whether `header` names `content` by one of its tags: weakly (If-None-Match) or strongly
+ * (If-Match), where a weak tag never matches, the list's own (an array's) included.
+ */
 function names(model: Model, header: string, content: unknown, comparison: 'weak' | 'strong'): boolean {
   if (header.trim() === '*') return true;
+  if (comparison === 'strong' && Array.isArray(content)) return false;
   return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some(
     (tag) =>
       !(comparison === 'strong' && tag.startsWith('W/')) &&
@@ -183,32 +208,49 @@ function names(model: Model, header: string, content: unknown, comparison: 'weak
   );
 }
 
-/** A GET's answer: 304 when If-None-Match names what it would answer (a malformed one is a 400). */
-function conditionalGet(model: Model, tags: string | undefined, content: unknown): Reply {
-  if (tags === undefined) return json(200, content);
-  if (!TAG_LIST.test(tags)) return anyError(400);
-  return names(model, tags, content, 'weak') ? NOT_MODIFIED : json(200, content);
+/** Whether the request's If-Match or If-None-Match is malformed: a 400. */
+const malformedTags = ({ ifMatch, ifNoneMatch }: Request) =>
+  [ifMatch, ifNoneMatch].some((tags) => tags !== undefined && !TAG_LIST.test(tags));
+
+/**
+ * RFC 9110 §13.2.2, restated: If-Match first, by the strong comparison (a weak tag, the list's
+ * included, never matches; `*` does), then If-None-Match, by the weak comparison. Undefined when
+ * both hold; else what failed.
+ */
+function failedCondition(model: Model, request: Request, content: unknown): 'If-Match' | 'If-None-Match' | undefined {
+  if (request.ifMatch !== undefined && !names(model, request.ifMatch, content, 'strong')) return 'If-Match';
+  if (request.ifNoneMatch !== undefined && names(model, request.ifNoneMatch, content, 'weak')) return 'If-None-Match';
+  return undefined;
+}
+
+/** A GET's answer: 412 when If-Match fails, 304 when If-None-Match names what it would answer (a malformed one is a 400). */
+function conditionalGet(model: Model, request: Request, content: unknown): Reply {
+  if (malformedTags(request)) return anyError(400);
+  const failed = failedCondition(model, request, content);
+  if (failed === 'If-Match') return PRECONDITION_FAILED;
+  return failed === 'If-None-Match' ? NOT_MODIFIED : json(200, content);
 }
 
 /**
  * The record a PUT or DELETE may write, by its index, or the answer instead: the id is checked
- * before If-Match (a malformed one is a 400), If-Match before the record (404, then 412).
+ * before the conditions (a malformed one is a 400), the conditions before the record (404, then
+ * 412 when either fails).
  */
 function writable(model: Model, request: Request): number | Reply {
   if (!mayNameARecord(request.id)) return NOT_FOUND;
-  if (request.tags !== undefined && !TAG_LIST.test(request.tags)) return anyError(400);
+  if (malformedTags(request)) return anyError(400);
   const index = indexOf(model, request.id);
   const current = model.todos[index];
   if (current === undefined) return NOT_FOUND;
-  if (request.tags !== undefined && !names(model, request.tags, current, 'strong')) return PRECONDITION_FAILED;
+  if (failedCondition(model, request, current) !== undefined) return PRECONDITION_FAILED;
   return index;
 }
 
 function replyTo(model: Model, request: Request): Reply {
-  if (request.method === 'GET' && request.id === undefined) return conditionalGet(model, request.tags, model.todos);
+  if (request.method === 'GET' && request.id === undefined) return conditionalGet(model, request, model.todos);
   if (request.method === 'GET') {
     const index = indexOf(model, request.id);
-    return index < 0 ? NOT_FOUND : conditionalGet(model, request.tags, model.todos[index]);
+    return index < 0 ? NOT_FOUND : conditionalGet(model, request, model.todos[index]);
   }
   if (request.method === 'DELETE') {
     const index = writable(model, request);
@@ -222,7 +264,7 @@ function replyTo(model: Model, request: Request): Reply {
   const body = parsed.object;
   if (request.method === 'POST') {
     const title = own(body, 'title');
-    if (typeof title !== 'string') return anyError(400);
+    if (typeof title !== 'string' || !wellFormed(title)) return anyError(400);
     const todo = { id: model.nextId++, title, completed: false };
     model.todos.push(todo);
     return json(201, todo);
@@ -232,6 +274,7 @@ function replyTo(model: Model, request: Request): Reply {
   const completed = own(body, 'completed');
   if (Object.hasOwn(body, 'title') && typeof title !== 'string') return anyError(400);
   if (Object.hasOwn(body, 'completed') && typeof completed !== 'boolean') return anyError(400);
+  if (typeof title === 'string' && !wellFormed(title)) return anyError(400);
   const index = writable(model, request);
   if (typeof index !== 'number') return index;
   const current = model.todos[index];
@@ -319,9 +362,10 @@ function learnTag(model: Model, etag: string | undefined, reply: Omit<Reply, 'et
   model.tags.set(tag, content);
 }
 
-const describeRequest = ({ method, id, body, key, tags }: Request) =>
+const describeRequest = ({ method, id, body, key, ifMatch, ifNoneMatch }: Request) =>
   `${method} /todos${id === undefined ? '' : `/${id}`}${key === undefined ? '' : ` [Idempotency-Key: ${key}]`}` +
-  (tags === undefined ? '' : ` [${method === 'GET' ? 'If-None-Match' : 'If-Match'}: ${tags}]`) +
+  (ifMatch === undefined ? '' : ` [If-Match: ${ifMatch}]`) +
+  (ifNoneMatch === undefined ? '' : ` [If-None-Match: ${ifNoneMatch}]`) +
   (body === undefined ? '' : ` ${body.length > 120 ? `${body.slice(0, 120)}… (${body.length} chars)` : body}`);
 
 export class HttpCommand implements fc.AsyncCommand<Model, Real> {
@@ -332,7 +376,8 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
     readonly idRef: IdRef | undefined,
     readonly body: string | undefined,
     readonly keyRef?: KeyRef,
-    readonly tagRef?: TagRef,
+    readonly ifMatchRef?: TagRef,
+    readonly ifNoneMatchRef?: TagRef,
   ) {}
 
   check(): boolean {
@@ -346,7 +391,8 @@ export class HttpCommand implements fc.AsyncCommand<Model, Real> {
       ...(id === undefined ? {} : { id }),
       ...(this.body === undefined ? {} : { body: this.body }),
       ...(this.keyRef === undefined ? {} : { key: resolveKey(model, this.keyRef) }),
-      ...(this.tagRef === undefined ? {} : { tags: resolveTags(model, this.tagRef) }),
+      ...(this.ifMatchRef === undefined ? {} : { ifMatch: resolveTags(model, this.ifMatchRef) }),
+      ...(this.ifNoneMatchRef === undefined ? {} : { ifNoneMatch: resolveTags(model, this.ifNoneMatchRef) }),
     };
     this.#resolved = describeRequest(request);
     await exchange(model, real, request, this.#resolved);
@@ -421,10 +467,11 @@ export function toReply(
   };
 }
 
-/** The headers a model request sends: its key and its tags, under the header its method takes them in. */
-export function requestHeaders({ method, key, tags }: Request): Record<string, string> {
+/** The headers a model request sends: its key, If-Match and If-None-Match. */
+export function requestHeaders({ key, ifMatch, ifNoneMatch }: Request): Record<string, string> {
   return {
     ...(key === undefined ? {} : { 'idempotency-key': key }),
-    ...(tags === undefined ? {} : { [method === 'GET' ? 'if-none-match' : 'if-match']: tags }),
+    ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }),
+    ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
   };
 }

@@ -3,8 +3,10 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from '@jest/globals';
 import { killGroup } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
+import { CHECKS } from '../../smoke/checks';
 import type { Report } from '../../smoke/run';
 
 /**
@@ -84,4 +86,21 @@ export function runSmokeCommand(...args: string[]): Promise<SmokeResult> {
 /** The lines of a run's output, without the empty one after the last newline. */
 export function linesOf(output: string): string[] {
   return output.split('\n').filter((line) => line !== '');
+}
+
+/**
+ * `npm run smoke -- <url>` on a stage it must leave as it found it: every check passes, in the
+ * order smoke/checks.ts lists them, nothing on stderr, exit 0, no record of the run left, and
+ * `list` (GET /todos) answering after the run what it answered before.
+ */
+export async function expectPassingRunThatLeavesTheList(url: string, list: () => Promise<unknown>): Promise<void> {
+  const before = await list();
+  const result = await runSmokeCommand(url);
+  expect(result.stderr).toBe('');
+  expect(linesOf(result.stdout).filter((line) => /^(pass|FAIL) /.test(line))).toEqual(
+    CHECKS.map((check) => expect.stringContaining(`pass  ${check.name} (`)),
+  );
+  expect(result.status).toBe(0);
+  expect(result.report?.records.left).toEqual([]);
+  expect(await list()).toEqual(before);
 }

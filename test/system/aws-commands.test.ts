@@ -60,6 +60,29 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
     COMMAND_WITHIN_MS,
   );
   it.each([
+    ['logs', '--help', /^Usage: npm run logs -- <function> \[--stage <stage>\]/, ['--startTime', '--filter']],
+    ['logs', '-h', /^Usage: npm run logs -- <function> /, ['<function>', '--stage', '--region', '--aws-profile']],
+    ['info', '--help', /^Usage: npm run info \[-- --stage <stage>\]/, ['--stage', '--region', '--aws-profile']],
+  ])(
+    '`npm run %s -- %s` prints its usage and what each option does, and exits 0, before it looks for credentials',
+    async (command, flag, usage, mentioned) => {
+      const result = await runCommand('npm', ['run', '--silent', command, '--', flag], { env: noCredentials() });
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(usage);
+      for (const option of mentioned) expect(result.stdout).toContain(`  ${option}`);
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  it.each([
+    [
+      ['info', '--', '--stag', 'prod'],
+      'Unknown option "--stag" for npm run info: did you mean "--stage"? Options: --stage, --region, --aws-profile (npm run info -- --help)',
+    ],
+    [
+      ['logs', '--', 'createTodo', '--filtr', '{ $.status >= 500 }'],
+      'Unknown option "--filtr" for npm run logs: did you mean "--filter"? Options: --stage, --region, --aws-profile, --startTime, --filter (npm run logs -- --help)',
+    ],
     [
       ['logs', '--', 'createTodos'],
       'No function "createTodos" in serverless.yml: did you mean "createTodo"? Functions: listTodos, getTodo, createTodo, updateTodo, deleteTodo',

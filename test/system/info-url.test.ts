@@ -20,7 +20,7 @@ describe('npm run info', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'todo-info-'));
-    for (const file of ['package.json', 'scripts/aws-command.ts']) {
+    for (const file of ['package.json', 'scripts/aws-command.ts', 'scripts/command-line.ts']) {
       cpSync(join(PROJECT_ROOT, file), join(dir, file), { recursive: true });
     }
     const modules = join(dir, 'node_modules');

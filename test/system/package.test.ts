@@ -172,12 +172,12 @@ describe('a bare `serverless package`, as a bare `serverless deploy` ships it', 
     expect(packaged('dynamodb').resources.HttpApiLogGroup?.Properties).toMatchObject({ RetentionInDays: 14 });
   });
 
-  it('lets a browser on any origin send an Idempotency-Key, If-Match and If-None-Match, read Location, Idempotent-Replayed and ETag, and keep a preflight’s answer', () => {
+  it('lets a browser on any origin send an Idempotency-Key, If-Match and If-None-Match, read Location, Idempotent-Replayed, ETag and Retry-After, and keep a preflight’s answer', () => {
     expect(resource('AWS::ApiGatewayV2::Api')).toMatchObject({
       CorsConfiguration: {
         AllowOrigins: ['*'],
         AllowHeaders: ['Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
-        ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag'],
+        ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag', 'Retry-After'],
         MaxAge: 86400,
       },
     });

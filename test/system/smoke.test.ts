@@ -6,9 +6,14 @@ import { freePort } from '../../harness/project';
 import { FUNCTION_NAMES, handlersOn, routeKey, type FunctionName } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import { eventually } from '../../harness/wait';
 import { CHECKS } from '../../smoke/checks';
+import { HELP } from '../../smoke/cli';
+import { Contract } from '../../smoke/contract';
+import { runSmoke } from '../../smoke/run';
+import { CLEANUP_WITHIN_MS, REQUEST_WITHIN_MS, Stage } from '../../smoke/stage';
 import { startStageProxy, type StageProxy } from '../support/stage-proxy';
-import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS } from '../support/smoke-command';
+import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS, startSmoke } from '../support/smoke-command';
 
 /**
  * `npm run smoke` against a stage made in this process: the five real handlers on the memory
@@ -23,7 +28,7 @@ const CORS: Cors = {
   AllowOrigins: ['*'],
   AllowHeaders: ['Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
   AllowMethods: ['GET', 'POST', 'PUT', 'DELETE'],
-  ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag'],
+  ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag', 'Retry-After'],
   MaxAge: 86400,
 };
 
@@ -61,6 +66,12 @@ afterEach(async () => {
   await Promise.all(stages.map((stage) => stage.close()));
   stages = [];
 });
+
+/** Every request from the third POST on is held: the stage stops answering mid-run. */
+function hangsAtThirdPost(): (method: string) => boolean {
+  let posts = 0;
+  return (method) => (method === 'POST' && ++posts === 3) || posts >= 3;
+}
 
 /** Every documented status that no client can cause without harming the stage (a full list, a throttled stage, a failure). */
 const NOT_PROVOKABLE = [
@@ -170,8 +181,27 @@ describe('npm run smoke -- <base-url>', () => {
       'CORS exposes no headers',
       {},
       { ...CORS, ExposeHeaders: [] },
-      'CORS: a POST from https://smoke-check.example is readable there, Location, Idempotent-Replayed and ETag exposed',
+      'CORS: a POST from https://smoke-check.example is readable there, Location, Idempotent-Replayed, ETag and Retry-After exposed',
       /Access-Control-Expose-Headers \(\) leaves out location/,
+    ],
+    [
+      'CORS does not expose Retry-After',
+      {},
+      { ...CORS, ExposeHeaders: ['Location', 'Idempotent-Replayed', 'ETag'] },
+      'CORS: a POST from https://smoke-check.example is readable there, Location, Idempotent-Replayed, ETag and Retry-After exposed',
+      /Access-Control-Expose-Headers \(location,idempotent-replayed,etag\) leaves out retry-after/,
+    ],
+    [
+      'PUT ignores If-None-Match',
+      {
+        updateTodo: (response) =>
+          response.statusCode === 412 && (response.body ?? '').includes('If-None-Match')
+            ? { ...response, statusCode: 200 }
+            : response,
+      },
+      CORS,
+      'PUT /todos/{id} → 412: If-None-Match: * on a record that exists, or naming its ETag; nothing changes',
+      /PUT \/todos\/\d+ → 200/,
     ],
   ])(
     'fails when %s: a FAIL line names the check and what broke, exit 1, and its records are deleted',
@@ -241,6 +271,48 @@ describe('npm run smoke -- <base-url>', () => {
       SMOKE_WITHIN_MS,
     );
 
+    /** npm and tsx start in about 2 s idle; this leaves room for a busy machine. */
+    const STARTS_WITHIN_MS = 20_000;
+
+    it(
+      'says in one line that a stage that takes the connection never answers, after one request’s wait, having created nothing',
+      async () => {
+        proxy = await startStageProxy((await startStage()).url, { hold: () => true });
+        const started = Date.now();
+        const result = await runSmokeCommand(proxy.url);
+        expect(Date.now() - started).toBeLessThan(REQUEST_WITHIN_MS + STARTS_WITHIN_MS);
+        expect(result).toMatchObject({
+          status: 1,
+          stdout: '',
+          stderr: `No answer from ${proxy.url}: no answer within ${REQUEST_WITHIN_MS / 1000} s\n`,
+        });
+        expect(result.report).toMatchObject({ result: 'unreachable', checks: [], records: { created: 0 } });
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'says in one line that a stage stopped answering mid-run, with the records it could not delete, within its bounds',
+      async () => {
+        const stage = await startStage();
+        proxy = await startStageProxy(stage.url, { hold: hangsAtThirdPost() });
+        const started = Date.now();
+        const result = await runSmokeCommand(proxy.url);
+        expect(Date.now() - started).toBeLessThan(REQUEST_WITHIN_MS + CLEANUP_WITHIN_MS + STARTS_WITHIN_MS);
+        expect(result.status).toBe(1);
+        const left = result.report?.records.left ?? [];
+        expect(left).toHaveLength(2);
+        expect(result.stderr).toBe(
+          `No answer from ${proxy.url}: no answer within ${REQUEST_WITHIN_MS / 1000} s; ` +
+            `2 records this run created are left on the stage: ids ${left.join(', ')}; ` +
+            `1 POST got no answer and may still make a record, titled "${result.report?.records.titled ?? ''}…"\n`,
+        );
+        expect(result.report).toMatchObject({ result: 'unreachable', records: { unanswered: 1 } });
+        expect(await memoryStore.get(left[0] ?? 0, Date.now() + 1_000)).toBeDefined();
+      },
+      SMOKE_WITHIN_MS,
+    );
+
     it(
       'says in one line that the TLS handshake failed, with no stack',
       async () => {
@@ -257,8 +329,198 @@ describe('npm run smoke -- <base-url>', () => {
     );
   });
 
+  describe('its bounds, run in this process with short ones', () => {
+    let proxy: StageProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+      proxy = undefined;
+    });
+
+    /** Far under REQUEST_WITHIN_MS, which would end each request otherwise. */
+    const bounds = { checksWithinMs: 2_000, cleanupWithinMs: 1_000 };
+
+    /** runSmoke against a stage that stops answering at its third POST, and what it printed. */
+    async function runOnHangingStage(whenHeld: (stage: Stage) => void = () => undefined) {
+      proxy = await startStageProxy((await startStage()).url, { hold: hangsAtThirdPost() });
+      const stage = new Stage(proxy.url, new Contract(), 'abcd1234', bounds);
+      const problems: string[] = [];
+      const running = runSmoke(stage, new Contract(), CHECKS, { line: noop, problem: (text) => problems.push(text) });
+      await proxy.holding;
+      whenHeld(stage);
+      const started = Date.now();
+      const report = await running;
+      return { report, problems, ms: Date.now() - started };
+    }
+
+    it(
+      'ends the checks at their bound, however long one answer may take, and says so in one line',
+      async () => {
+        const { report, problems, ms } = await runOnHangingStage();
+        expect(ms).toBeLessThan(REQUEST_WITHIN_MS);
+        expect(report).toMatchObject({ result: 'unreachable', unreachable: 'the checks did not end within 2 s' });
+        expect(problems).toEqual([
+          `No answer from ${proxy?.url ?? ''}: the checks did not end within 2 s; ` +
+            `2 records this run created are left on the stage: ids ${report.records.left.join(', ')}; ` +
+            '1 POST got no answer and may still make a record, titled "smoke abcd1234 …"',
+        ]);
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'ends the cleanup after an interruption at its bound, and says in one line what it left',
+      async () => {
+        const { report, problems, ms } = await runOnHangingStage((stage) => {
+          stage.interrupt();
+        });
+        expect(ms).toBeLessThan(REQUEST_WITHIN_MS);
+        expect(report).toMatchObject({ result: 'interrupted', records: { created: 2, deleted: 0, unanswered: 1 } });
+        expect(problems).toEqual([
+          `Cleanup: no answer from ${proxy?.url ?? ''}: the cleanup did not end within 1 s; ` +
+            `2 records this run created are left on the stage: ids ${report.records.left.join(', ')}; ` +
+            '1 POST got no answer and may still make a record, titled "smoke abcd1234 …"',
+        ]);
+      },
+      SMOKE_WITHIN_MS,
+    );
+  });
+
+  describe('interrupted with Ctrl-C', () => {
+    let proxy: StageProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+      proxy = undefined;
+    });
+
+    /** A signal's handler runs within milliseconds of it; this leaves room for a busy machine. */
+    const SIGNAL_WITHIN_MS = 10_000;
+    /**
+     * How long the run may take to end once told to stop at once: it gives up its request then,
+     * and the stage's requests wait up to REQUEST_WITHIN_MS or CLEANUP_WITHIN_MS, well past this.
+     */
+    const EXITS_WITHIN_MS = 5_000;
+
+    it(
+      'on a stage that never answers, gives up the request in flight at once and exits 130',
+      async () => {
+        proxy = await startStageProxy((await startStage()).url, { hold: () => true });
+        const run = startSmoke([proxy.url]);
+        await proxy.holding;
+        run.interrupt();
+        await eventually(() => !run.running(), { within: EXITS_WITHIN_MS, what: 'npm run smoke ending at Ctrl-C' });
+        const result = await run.finished;
+        expect(result.status).toBe(130);
+        expect(linesOf(result.stderr)).toEqual(['Interrupted: deleting the records this run created, then stopping']);
+        expect(result.report).toMatchObject({ result: 'interrupted', records: { created: 0, left: [] } });
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'while a POST is in flight: gives it up, deletes the records it knows, says the one that may still come, exits 130',
+      async () => {
+        const stage = await startStage();
+        const before = await listed();
+        let posts = 0;
+        proxy = await startStageProxy(stage.url, { hold: (method) => method === 'POST' && ++posts === 3 });
+        const run = startSmoke([proxy.url]);
+        await proxy.holding;
+        run.interrupt();
+        await eventually(() => !run.running(), { within: EXITS_WITHIN_MS, what: 'npm run smoke ending at Ctrl-C' });
+        const result = await run.finished;
+        expect(result.status).toBe(130);
+        const titled = result.report?.records.titled ?? '';
+        expect(linesOf(result.stderr)).toEqual([
+          'Interrupted: deleting the records this run created, then stopping',
+          `Cleanup: 1 POST got no answer and may still make a record, titled "${titled}…"`,
+        ]);
+        expect(result.stdout).toMatch(
+          /\nInterrupted: \d+ of \d+ checks ran\nCleanup: deleted the 2 records this run created\n/,
+        );
+        expect(result.report).toMatchObject({
+          result: 'interrupted',
+          records: { created: 2, deleted: 2, left: [], unanswered: 1 },
+        });
+        // The POST given up reaches the stage after all: its record is the one the run named.
+        proxy.release();
+        const made = await eventually(
+          async () => {
+            const now = (await listed()) as { id: number; title: string }[];
+            return now.length > (before as unknown[]).length ? now.at(-1) : undefined;
+          },
+          { within: SIGNAL_WITHIN_MS, what: 'the held POST making its record' },
+        );
+        expect(made.title.startsWith(titled)).toBe(true);
+      },
+      SMOKE_WITHIN_MS,
+    );
+
+    it(
+      'twice, while the cleanup waits on a stage that stopped answering: stops at once and names the records it leaves',
+      async () => {
+        const stage = await startStage();
+        proxy = await startStageProxy(stage.url, { hold: hangsAtThirdPost() });
+        const run = startSmoke([proxy.url]);
+        await proxy.holding;
+        // One press, which npm passes on a second time: the run must take it as one.
+        run.interrupt();
+        await eventually(() => run.stderr().includes('Ctrl-C again'), {
+          within: SIGNAL_WITHIN_MS,
+          what: 'npm run smoke saying that Ctrl-C again stops it',
+        });
+        run.interrupt();
+        await eventually(() => !run.running(), {
+          within: EXITS_WITHIN_MS,
+          what: 'npm run smoke ending at the second Ctrl-C',
+        });
+        const result = await run.finished;
+        expect(result.status).toBe(130);
+        const left = result.report?.records.left ?? [];
+        expect(left).toHaveLength(2);
+        expect(linesOf(result.stderr)).toEqual([
+          'Interrupted: deleting the records this run created, then stopping',
+          'Still deleting them: Ctrl-C again to stop now and leave them on the stage',
+          `Stopped without the cleanup: 2 records this run created are left on the stage: ids ${left.join(', ')}; ` +
+            `1 POST got no answer and may still make a record, titled "${result.report?.records.titled ?? ''}…"`,
+        ]);
+        expect(result.report).toMatchObject({ result: 'interrupted', records: { created: 2, deleted: 0 } });
+        for (const id of left) expect(await memoryStore.get(id, Date.now() + 1_000)).toBeDefined();
+      },
+      SMOKE_WITHIN_MS,
+    );
+  });
+
+  it.each(['/todos', '/todos/', '/todos/1'])(
+    'stops with one line and exit 2 for a base URL that ends in %s, the API’s own path, saying to drop it',
+    async (path) => {
+      const stage = await startStage();
+      const result = await runSmokeCommand(stage.url + path);
+      const given = stage.url + path.replace(/\/$/, '');
+      expect(result).toMatchObject({
+        status: 2,
+        stdout: '',
+        stderr: `${given} ends in the API's own path, ${given.slice(stage.url.length)}: the API is at ${stage.url}, so drop it: npm run smoke -- ${stage.url}\n`,
+      });
+      expect(await memoryStore.get(3, Date.now() + 1_000)).toBeUndefined();
+    },
+    SMOKE_WITHIN_MS,
+  );
+
+  it.each(['--help', '-h'])(
+    'prints its usage for %s, and exits 0',
+    async (flag) => {
+      const result = await runSmokeCommand(flag);
+      expect(result).toMatchObject({ status: 0, stdout: HELP, stderr: '' });
+    },
+    SMOKE_WITHIN_MS,
+  );
+
   it.each([
     [[], /^Usage: npm run smoke -- <base-url> \[--json <file>\]/],
+    [
+      ['http://localhost:3000', '--jsno', 'report.json'],
+      /^Unknown option "--jsno" for npm run smoke: did you mean "--json"\? Options: --json \(npm run smoke -- --help\)$/,
+    ],
     [['localhost:3000'], /^Not an http:\/\/ or https:\/\/ URL: "localhost:3000"/],
     [['not a url'], /^Not a URL: "not a url"/],
     [['http://localhost:3000?x=1'], /^A base URL has no query or fragment/],

@@ -10,14 +10,25 @@ import { STORES } from '../support/stores';
  * Conditional requests (RFC 9110 §13, lib/conditional.ts), handler by handler and on each store:
  * every Todo and the list carry an ETag; If-None-Match on a GET answers 304; If-Match on a PUT
  * or DELETE writes only while the record is the one the client read, else 412 and nothing
- * changes; and with an Idempotency-Key a retry gets the first answer, a 412 included.
+ * changes; If-None-Match on a PUT or DELETE, and If-Match on a GET, are 412 when they fail; each
+ * 412 says which condition failed; and with an Idempotency-Key a retry gets the first answer, a
+ * 412 included.
  */
 
-const PRECONDITION_FAILED = {
+/** A 412 that says `error`: which of the request's conditions failed. */
+const failed = (error: string) => ({
   statusCode: 412,
   headers: { 'content-type': JSON_TYPE },
-  body: JSON.stringify({ error: 'The Todo has changed since it was read: read it again (a new ETag) and retry' }),
-};
+  body: JSON.stringify({ error }),
+});
+const PRECONDITION_FAILED = failed('The Todo has changed since it was read: read it again (a new ETag) and retry');
+const WEAK_TAG = failed(
+  'If-Match compares strongly, so a weak tag (W/"...") never matches: send the ETag as the Todo\'s answers give it',
+);
+const EXISTS = failed('The Todo exists, and If-None-Match: * asks that it does not: nothing was changed');
+const NAMED = failed('If-None-Match names the Todo as it is now: nothing was changed');
+const BOTH = failed('The Todo is not as If-Match and If-None-Match ask: read it again (a new ETag) and decide');
+const WEAK_LIST = failed("The list's ETag is weak, and If-Match compares strongly: only If-Match: * matches the list");
 /** The same 412, answered again to a retry with its Idempotency-Key. */
 const REPLAYED_412 = {
   ...PRECONDITION_FAILED,
@@ -134,12 +145,15 @@ describe.each(STORES)('conditional requests ($name store)', (fixture) => {
       expect(await store.list()).toEqual(before);
     });
 
-    it('never matches a weak tag (the strong comparison)', async () => {
+    it('never matches a weak tag (the strong comparison), and its 412 says so, not that the record changed', async () => {
       const read = etagOf(await send({ id: '1' }));
-      const answer = await send(
+      const before = await store.list();
+      const put = await send(
         withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-match', `W/${read}`),
       );
-      expect(answer).toEqual(PRECONDITION_FAILED);
+      const deleted = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-match', `W/"x", W/${read}`));
+      expect([put, deleted]).toEqual([WEAK_TAG, WEAK_TAG]);
+      expect(await store.list()).toEqual(before);
     });
 
     it('answers as without it for * (404 on a missing record), and 404 on a missing record whatever it names', async () => {
@@ -161,6 +175,128 @@ describe.each(STORES)('conditional requests ($name store)', (fixture) => {
       expect(answer.statusCode).toBe(400);
       expect(bodyOf(answer)).toEqual({ error: 'If-Match must be * or a list of quoted entity tags' });
       expect(await store.list()).toEqual(before);
+    });
+  });
+
+  describe('If-None-Match on PUT and DELETE', () => {
+    it('answers 412 for *, the record existing, and changes nothing', async () => {
+      const before = await store.list();
+      const put = await send(
+        withHeader({ method: 'PUT', id: '1', body: { title: 'overwritten' } }, 'if-none-match', '*'),
+      );
+      const deleted = await send(withHeader({ method: 'DELETE', id: '2' }, 'if-none-match', ' * '));
+      expect([put, deleted]).toEqual([EXISTS, EXISTS]);
+      expect(await store.list()).toEqual(before);
+    });
+
+    it('answers 412 when it names the record’s tag, by the weak comparison, in a list or not; nothing changes', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const before = await store.list();
+      for (const header of [read, `W/${read}`, `"other", ${read}`]) {
+        const put = await send(
+          withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-none-match', header),
+        );
+        const deleted = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-none-match', header));
+        expect([put, deleted]).toEqual([NAMED, NAMED]);
+      }
+      expect(await store.list()).toEqual(before);
+    });
+
+    it('writes when it names none of the record’s tags (a tag it had before, say)', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const put = await send({ method: 'PUT', id: '1', body: { title: 'changed' } });
+      const again = await send(
+        withHeader({ method: 'PUT', id: '1', body: { completed: true } }, 'if-none-match', `"x", ${read}`),
+      );
+      expect(again.statusCode).toBe(200);
+      expect(bodyOf(again)).toEqual({ id: 1, title: 'changed', completed: true });
+      const deleted = await send(withHeader({ method: 'DELETE', id: '1' }, 'if-none-match', etagOf(put)));
+      expect([deleted.statusCode, deleted.body]).toEqual([200, 'Deleted']);
+      expect(await store.get(1)).toBeUndefined();
+    });
+
+    it('answers 404 on a missing record, * included (no PUT creates one)', async () => {
+      for (const header of ['*', '"any"']) {
+        const put = await send(
+          withHeader({ method: 'PUT', id: '99', body: { completed: true } }, 'if-none-match', header),
+        );
+        const deleted = await send(withHeader({ method: 'DELETE', id: '99' }, 'if-none-match', header));
+        expect([put.statusCode, deleted.statusCode]).toEqual([404, 404]);
+      }
+      expect(await store.get(99)).toBeUndefined();
+    });
+
+    it('with If-Match, writes only when both hold, and its 412 names both', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      const before = await store.list();
+      const both = { 'if-match': read, 'if-none-match': '*' };
+      const put = await send({ method: 'PUT', id: '1', body: { completed: true }, headers: both });
+      const deleted = await send({ method: 'DELETE', id: '1', headers: both });
+      expect([put, deleted]).toEqual([BOTH, BOTH]);
+      expect(await store.list()).toEqual(before);
+      const holds = { 'if-match': read, 'if-none-match': '"other"' };
+      expect((await send({ method: 'PUT', id: '1', body: { completed: true }, headers: holds })).statusCode).toBe(200);
+    });
+
+    it.each(['abc', '"unterminated', 'W/abc', '"a" "b"'])(
+      'is a 400 when malformed, and nothing changes: %s',
+      async (header) => {
+        const before = await store.list();
+        for (const options of [
+          { method: 'PUT', id: '1', body: { completed: true } },
+          { method: 'DELETE', id: '1' },
+        ] as const) {
+          const answer = await send(withHeader(options, 'if-none-match', header));
+          expect(answer.statusCode).toBe(400);
+          expect(bodyOf(answer)).toEqual({ error: 'If-None-Match must be * or a list of quoted entity tags' });
+        }
+        expect(await store.list()).toEqual(before);
+      },
+    );
+  });
+
+  describe('If-Match on GET', () => {
+    it('answers the Todo when it names the record’s tag or is *, and 412 when the record changed since', async () => {
+      const read = await send({ id: '1' });
+      for (const header of [etagOf(read), `"other", ${etagOf(read)}`, '*']) {
+        expect(await send(withHeader({ id: '1' }, 'if-match', header))).toEqual(read);
+      }
+      await send({ method: 'PUT', id: '1', body: { title: 'by the other tab' } });
+      expect(await send(withHeader({ id: '1' }, 'if-match', etagOf(read)))).toEqual(PRECONDITION_FAILED);
+    });
+
+    it('never matches a weak tag, and its 412 says so', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      expect(await send(withHeader({ id: '1' }, 'if-match', `W/${read}`))).toEqual(WEAK_TAG);
+    });
+
+    it('is evaluated before If-None-Match: 412 when it fails, else 304 when If-None-Match names the tag', async () => {
+      const read = etagOf(await send({ id: '1' }));
+      expect(await send({ id: '1', headers: { 'if-match': '"other"', 'if-none-match': read } })).toEqual(
+        PRECONDITION_FAILED,
+      );
+      expect(await send({ id: '1', headers: { 'if-match': read, 'if-none-match': read } })).toEqual({
+        statusCode: 304,
+        headers: { etag: read },
+        body: '',
+      });
+    });
+
+    it('answers 404 on a missing record, and 400 when malformed', async () => {
+      expect((await send(withHeader({ id: '99' }, 'if-match', '"any"'))).statusCode).toBe(404);
+      for (const options of [{ id: '1' }, {}]) {
+        const answer = await send(withHeader(options, 'if-match', 'not-a-tag'));
+        expect(answer.statusCode).toBe(400);
+        expect(bodyOf(answer)).toEqual({ error: 'If-Match must be * or a list of quoted entity tags' });
+      }
+    });
+
+    it('on the list matches only *: the list’s tag is weak, and If-Match compares strongly', async () => {
+      const list = await send({});
+      expect(await send(withHeader({}, 'if-match', '*'))).toEqual(list);
+      for (const header of [etagOf(list), etagOf(list).slice(2), `"x", ${etagOf(list)}`]) {
+        expect(await send(withHeader({}, 'if-match', header))).toEqual(WEAK_LIST);
+      }
     });
   });
 
@@ -201,6 +337,31 @@ describe.each(STORES)('conditional requests ($name store)', (fixture) => {
       const first = await send(put);
       expect(first.statusCode).toBe(200);
       const again = await send(put);
+      expect(again).toEqual({ ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } });
+    });
+
+    it('answers a retried PUT whose If-None-Match: * was a 412 with the same 412 again', async () => {
+      const put = keyed(
+        withHeader({ method: 'PUT', id: '1', body: { title: 'only if new' } }, 'if-none-match', '*'),
+        'not-new',
+      );
+      expect(await send(put)).toEqual(EXISTS);
+      expect(await send(put)).toEqual({ ...EXISTS, headers: { ...EXISTS.headers, 'idempotent-replayed': 'true' } });
+    });
+
+    it('takes If-None-Match as part of the request: the same key with another If-None-Match, or none, is a 422', async () => {
+      const put = { method: 'PUT', id: '1', body: { completed: true } } as const;
+      expect((await send(keyed(withHeader(put, 'if-none-match', '"other"'), 'untagged'))).statusCode).toBe(200);
+      expect((await send(keyed(withHeader(put, 'if-none-match', '"another"'), 'untagged'))).statusCode).toBe(422);
+      expect((await send(keyed(put, 'untagged'))).statusCode).toBe(422);
+      expect((await send(keyed(withHeader(put, 'if-match', '"other"'), 'untagged'))).statusCode).toBe(422);
+    });
+
+    it('leaves a POST’s If-None-Match, which it ignores, out of the request: its key answers as before the header was read', async () => {
+      const post = { method: 'POST', body: { title: 'ignores If-None-Match' } } as const;
+      const first = await send(keyed(withHeader(post, 'if-none-match', '*'), 'posted'));
+      expect(first.statusCode).toBe(201);
+      const again = await send(keyed(post, 'posted'));
       expect(again).toEqual({ ...first, headers: { ...first.headers, 'idempotent-replayed': 'true' } });
     });
 

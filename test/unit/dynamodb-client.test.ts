@@ -20,6 +20,7 @@ import {
   type DynamoDb,
   type DynamoDbOptions,
 } from '../../lib/dynamodb/client';
+import { Copies } from '../../lib/dynamodb/outcome';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
 import { freshTable, testDynamoDbEndpoint } from '../support/stores';
 
@@ -93,6 +94,7 @@ function counted(client: DynamoDb, table: string, token: string, signal = foreve
     ],
     token,
     signal,
+    new Copies(),
   );
 }
 
@@ -155,11 +157,12 @@ describe('a cancellation', () => {
         ],
         'cancelled',
         forever(),
+        new Copies(),
       )
       .catch((caught: unknown) => caught);
     expect(error).toMatchObject({
       name: 'TransactionCanceledException',
-      attempts: 1,
+      fate: 'not applied',
       cancellationReasons: [
         { code: 'None' },
         { code: 'ConditionalCheckFailed', item: { pk: 'A', id: 1, n: 1, note: { nested: true } } },

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { claimPut, claimVerdict } from '../../lib/dynamodb/claims';
-import { DynamoDbError } from '../../lib/dynamodb/client';
-import { counterVerdict } from '../../lib/dynamodb/counter';
-import { planPosts, postTransaction, postVerdict, type NewTodo } from '../../lib/dynamodb/posts';
-import { deleteChange, putChange, rewriteTransaction, rewriteVerdict } from '../../lib/dynamodb/rewrite';
+import { claimPut } from '../../lib/dynamodb/claims';
+import { counterMove, sizeChange } from '../../lib/dynamodb/counter';
+import { decide, type Decision } from '../../lib/dynamodb/decisions';
+import { planPosts, postShares, postTransaction, type NewTodo, type PostWrite } from '../../lib/dynamodb/posts';
+import { deleteChange, putChange, rewriteTransaction, type Change } from '../../lib/dynamodb/rewrite';
 import { EXPIRES } from '../../lib/dynamodb/table';
-import { Transaction, worthSendingAgain, type Reason } from '../../lib/dynamodb/transaction';
+import { Transaction, type Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
@@ -35,10 +35,18 @@ const NONE: Reason = { code: 'None' };
 /** The reasons DynamoDB would give: `byRole`'s reason at each action's place, None elsewhere. */
 function reasonsFor<Role extends string>(
   transaction: Transaction<Role>,
-  roles: readonly Role[],
-  byRole: Partial<Record<Role, Reason>>,
+  byRole: Partial<Record<string, Reason>>,
 ): Reason[] {
-  return roles.map((role) => byRole[role] ?? NONE).slice(0, transaction.actions.length);
+  return transaction.roles.map((role) => byRole[role] ?? NONE);
+}
+
+/** What the cancellation `byRole` of `transaction` decides for `shares`, as every write reads it. */
+function decided<Role extends string>(
+  transaction: Transaction<Role>,
+  byRole: Partial<Record<string, Reason>>,
+  shares: Parameters<typeof decide>[1],
+): Decision {
+  return decide(transaction.read(reasonsFor(transaction, byRole)).meanings, shares);
 }
 
 describe('a transaction’s actions and their roles', () => {
@@ -54,7 +62,7 @@ describe('a transaction’s actions and their roles', () => {
           for (const role of order) transaction.add(role, { Delete: { TableName: TABLE, Key: { role } } });
           const failing = order[pick % order.length] ?? 'counter';
           const reasons = order.map((role) => (role === failing ? { code } : NONE));
-          expect(transaction.reasonsByRole(reasons)).toEqual({ [failing]: { code } });
+          expect(Object.keys(transaction.read(reasons).meanings)).toEqual([failing]);
         },
       ),
     );
@@ -73,19 +81,37 @@ describe('a transaction’s actions and their roles', () => {
     expect(new Transaction().token).not.toBe(new Transaction().token);
   });
 
-  it('sends again, with its token, a transaction that only met others or is still in progress; not one whose condition failed', () => {
-    const cancelled = (...codes: string[]) =>
-      new DynamoDbError('TransactionCanceledException', 'cancelled', {
-        attempts: 1,
-        reasons: codes.map((code) => ({ code })),
-      });
-    const refused = (name: string) => new DynamoDbError(name, name, { attempts: 3 });
-    expect(worthSendingAgain(cancelled('None', 'TransactionConflict'))).toBe(true);
-    expect(worthSendingAgain(cancelled('ThrottlingError', 'None'))).toBe(true);
-    expect(worthSendingAgain(refused('TransactionInProgressException'))).toBe(true);
-    expect(worthSendingAgain(cancelled('ConditionalCheckFailed', 'TransactionConflict'))).toBe(false);
-    expect(worthSendingAgain(cancelled('None', 'None'))).toBe(false);
-    expect(worthSendingAgain(refused('ValidationException'))).toBe(false);
+  it('reads a cancellation by the decision table: a conflict or a throttle met others; a condition that cannot hold again is final; one that may is refused', () => {
+    const counter = { next: 10, bytes: 1_000 };
+    const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>()
+      .add('counter', counterMove(TABLE, counter, [{ id: 10, title: 't', completed: false }]))
+      .add('record 0', { Delete: { TableName: TABLE, Key: {} } })
+      .add('claim 0', { Delete: { TableName: TABLE, Key: {} } })
+      .add('intent 7', { Delete: { TableName: TABLE, Key: {} } })
+      .add('outcome u', { Delete: { TableName: TABLE, Key: {} } });
+    const verdict = (byRole: Partial<Record<string, Reason>>) =>
+      transaction.read(reasonsFor(transaction, byRole)).verdict;
+    expect(verdict({ counter: { code: 'TransactionConflict' } })).toBe('met others');
+    expect(verdict({ 'record 0': { code: 'ThrottlingError' } })).toBe('met others');
+    expect(verdict({})).toBe('met others');
+    // The counter moved past the ids it gives: it never goes back.
+    expect(verdict({ counter: failed({ ...counter, next: 11 }) })).toBe('final');
+    // The counter is where it was, but the list had no room (or no size): room may come.
+    expect(verdict({ counter: failed(counter) })).toBe('refused');
+    expect(verdict({ counter: failed({ next: 10 }) })).toBe('refused');
+    for (const role of ['record 0', 'claim 0', 'outcome u'] as const)
+      expect(verdict({ [role]: failed() })).toBe('final');
+    // A late copy of its POST's put may write an intent again.
+    expect(verdict({ 'intent 7': failed() })).toBe('refused');
+    expect(verdict({ 'intent 7': failed(), counter: { code: 'TransactionConflict' } })).toBe('refused');
+    expect(verdict({ 'intent 7': failed(), 'outcome u': failed() })).toBe('final');
+    expect(verdict({ 'record 0': { code: 'ValidationError' } })).toBe('final');
+    // A size change (a PUT's, a DELETE's) expects no `next`: its counter may have room later.
+    const resize = new Transaction<'counter'>().add('counter', sizeChange(TABLE, 10));
+    expect(resize.read([failed({ next: 99, bytes: MAX_LIST_BYTES })]).verdict).toBe('refused');
+    // The seed's counter, once there, is there for good.
+    const seed = new Transaction<'counter'>().add('counter', { Put: { TableName: TABLE, Item: {} } });
+    expect(seed.read([failed()]).verdict).toBe('final');
   });
 });
 
@@ -109,46 +135,47 @@ describe('what a cancellation of POSTs means', () => {
 
   it('puts each POST’s record and claim under its own role, beside the counter', () => {
     const transaction = postTransaction(TABLE, counter, posts, writes);
-    expect(transaction.actions).toHaveLength(1 + 3 + 1);
-    const roles = ['counter', 'record 0', 'record 1', 'claim 1', 'record 2'] as const;
-    const reasons = reasonsFor(transaction, roles, {
+    expect(transaction.roles).toEqual(['counter', 'record 0', 'record 1', 'claim 1', 'record 2']);
+    const reasons = reasonsFor(transaction, {
       'claim 1': failed(kept(claim('second'), { id: 4, title: 'second', completed: false })),
     });
-    expect(Object.keys(transaction.reasonsByRole(reasons))).toEqual(['claim 1']);
+    expect(Object.keys(transaction.read(reasons).meanings)).toEqual(['claim 1']);
   });
 
+  /** What a cancellation of these POSTs decides. */
+  function postDecision(byRole: Partial<Record<string, Reason>>, from = counter, batch = posts, planned = writes) {
+    return decided(postTransaction(TABLE, from, batch, planned), byRole, postShares(batch, planned));
+  }
+
   it('tries again from where the counter is when another container moved it', () => {
-    const verdict = postVerdict({ counter: failed({ next: 14, bytes: 1_200 }) }, counter, posts, writes);
-    expect(verdict).toEqual({ settled: new Map(), next: { kind: 'again', counter: { next: 14, bytes: 1_200 } } });
+    expect(postDecision({ counter: failed({ next: 14, bytes: 1_200 }) })).toEqual({
+      settled: new Map(),
+      next: { kind: 'moved', counter: { next: 14, bytes: 1_200 } },
+    });
   });
 
   it('answers a POST whose key was claimed before with the claim’s record, and tries the others again', () => {
     const first = { id: 4, title: 'second', completed: false };
-    const verdict = postVerdict({ 'claim 1': failed(kept(claim('second'), first)) }, counter, posts, writes);
-    expect(verdict.settled).toEqual(new Map([[1, { value: first, replayed: true }]]));
-    expect(verdict.next).toEqual({ kind: 'again', counter });
+    const decision = postDecision({ 'claim 1': failed(kept(claim('second'), first)) });
+    expect(decision.settled).toEqual(new Map([['1', { value: first, replayed: true }]]));
+    expect(decision.next).toEqual({ kind: 'again', counter: undefined });
   });
 
   it('refuses a POST whose key came with another request (422)', () => {
-    const verdict = postVerdict(
-      { 'claim 1': failed(kept(claim('second', 'another request'))) },
-      counter,
-      posts,
-      writes,
-    );
-    expect(verdict.settled.get(1)).toBeInstanceOf(KeyReused);
+    const decision = postDecision({ 'claim 1': failed(kept(claim('second', 'another request'))) });
+    expect(decision.settled.get('1')).toBeInstanceOf(KeyReused);
   });
 
   it('claims anew a key whose old claim expired between the condition and the answer', () => {
     const expired = { ...kept(claim('second')), [EXPIRES]: Math.floor(Date.now() / 1000) - 1 };
-    expect(postVerdict({ 'claim 1': failed(expired) }, counter, posts, writes)).toEqual({
+    expect(postDecision({ 'claim 1': failed(expired) })).toEqual({
       settled: new Map(),
-      next: { kind: 'again', counter },
+      next: { kind: 'again', counter: undefined },
     });
   });
 
   it('counts the list first when it has no size yet', () => {
-    expect(postVerdict({ counter: failed({ next: 10 }) }, counter, posts, writes).next).toEqual({ kind: 'unsized' });
+    expect(postDecision({ counter: failed({ next: 10 }) }).next).toEqual({ kind: 'size the list' });
   });
 
   it('refuses, in order, exactly the POSTs that do not fit in the list when it is full', () => {
@@ -159,32 +186,32 @@ describe('what a cancellation of POSTs means', () => {
         (sizes, room) => {
           const full = { next: 50, bytes: MAX_LIST_BYTES - room };
           const batch = sizes.map((size) => ({ title: 'x'.repeat(size), claim: undefined }));
-          const planned = planPosts(
+          const planned: PostWrite[] = planPosts(
             full,
             batch,
             batch.map((_post, i) => i),
           );
-          const verdict = postVerdict({ counter: failed(full) }, full, batch, planned);
+          const decision = postDecision({ counter: failed(full) }, full, batch, planned);
           // What fits, taken in order with the ids the counter would give them.
           let left = room;
           let id = full.next;
           const expected = batch.flatMap((post, i) => {
             const size = listBytes({ id, title: post.title });
-            if (size > left) return [i];
+            if (size > left) return [String(i)];
             left -= size;
             id++;
             return [];
           });
-          expect([...verdict.settled.keys()]).toEqual(expected);
-          for (const outcome of verdict.settled.values()) expect(outcome).toBeInstanceOf(ListFull);
-          expect(verdict.next).toEqual({ kind: 'again', counter: full });
+          expect([...decision.settled.keys()]).toEqual(expected);
+          for (const outcome of decision.settled.values()) expect(outcome).toBeInstanceOf(ListFull);
+          expect(decision.next).toEqual({ kind: 'again', counter: full });
         },
       ),
     );
   });
 
   it('calls a cancellation nothing explains unexplained', () => {
-    expect(postVerdict({ 'record 0': failed() }, counter, posts, writes).next).toEqual({ kind: 'unexplained' });
+    expect(postDecision({ 'record 0': { code: 'ValidationError' } }).next).toEqual({ kind: 'unexplained' });
   });
 });
 
@@ -195,54 +222,59 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   it('puts the record, the list’s size (only when it changes) and the key’s claim under their roles', () => {
     const completedOnly = putChange(TABLE, 7, { completed: true })(current);
     expect(completedOnly.growth).toBe(0);
-    expect(rewriteTransaction(TABLE, completedOnly, keyed).actions).toHaveLength(2);
+    expect(rewriteTransaction(TABLE, completedOnly, keyed).roles).toEqual(['record', 'claim']);
     const retitled = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
     const transaction = rewriteTransaction(TABLE, retitled, keyed);
-    expect(transaction.actions).toHaveLength(3);
+    expect(transaction.roles).toEqual(['record', 'counter', 'claim']);
     // The claim's reason is read as the claim's, though the counter's action came before it.
-    const reasons = transaction.reasonsByRole([NONE, NONE, failed(kept(keyed, current))]);
-    expect(Object.keys(reasons)).toEqual(['claim']);
+    const { meanings } = transaction.read([NONE, NONE, failed(kept(keyed, current))]);
+    expect(Object.keys(meanings)).toEqual(['claim']);
     expect(deleteChange(TABLE)(current).growth).toBe(-listBytes(current));
   });
 
+  /** What a cancellation of a PUT of `current` (with `claim`) decides. */
+  function rewriteDecision(byRole: Partial<Record<string, Reason>>, with_?: IdempotencyClaim) {
+    const change: Change = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
+    return decided(rewriteTransaction(TABLE, change, with_), byRole, [
+      { who: '', claim: with_, bytes: () => change.growth },
+    ]);
+  }
+
   it('answers with the claim’s answer when the key was claimed before, or KeyReused for another request', () => {
     const first = { id: 7, title: 'first', completed: true };
-    expect(rewriteVerdict({ claim: failed(kept(keyed, first)) }, keyed, current)).toEqual({
-      kind: 'replay',
-      written: { value: first, replayed: true },
-    });
-    const reused = rewriteVerdict({ claim: failed(kept(claim('put', 'another'))) }, keyed, current);
-    expect(reused.kind === 'refused' && reused.error).toBeInstanceOf(KeyReused);
+    expect(rewriteDecision({ claim: failed(kept(keyed, first)) }, keyed).settled).toEqual(
+      new Map([['', { value: first, replayed: true }]]),
+    );
+    const reused = rewriteDecision({ claim: failed(kept(claim('put', 'another'))) }, keyed);
+    expect(reused.settled.get('')).toBeInstanceOf(KeyReused);
   });
 
   it('reads the record again when it changed or went since it was read', () => {
     const now = { ...current, v: 4, title: 'changed' };
-    expect(rewriteVerdict({ record: failed(now) }, undefined, current)).toEqual({ kind: 'again', current: now });
-    expect(rewriteVerdict({ record: failed() }, undefined, current)).toEqual({ kind: 'again', current: undefined });
+    expect(rewriteDecision({ record: failed(now) }).next).toEqual({ kind: 'changed', current: now });
+    expect(rewriteDecision({ record: failed() }).next).toEqual({ kind: 'changed', current: undefined });
   });
 
   it('refuses with ListFull when the list has no room, and counts the list when it has no size', () => {
-    const full = rewriteVerdict({ counter: failed({ next: 9, bytes: MAX_LIST_BYTES }) }, undefined, current);
-    expect(full.kind === 'refused' && full.error).toBeInstanceOf(ListFull);
-    expect(rewriteVerdict({ counter: failed({ next: 9 }) }, undefined, current)).toEqual({ kind: 'unsized' });
+    const full = rewriteDecision({ counter: failed({ next: 9, bytes: MAX_LIST_BYTES }) });
+    expect(full.settled.get('')).toBeInstanceOf(ListFull);
+    expect(rewriteDecision({ counter: failed({ next: 9 }) }).next).toEqual({ kind: 'size the list' });
   });
 
   it('tries again as it was when the key’s old claim expired meanwhile', () => {
     const expired = { ...kept(keyed), [EXPIRES]: Math.floor(Date.now() / 1000) - 1 };
-    expect(claimVerdict(failed(expired), keyed)).toBe('expired');
-    expect(rewriteVerdict({ claim: failed(expired) }, keyed, current)).toEqual({ kind: 'again', current });
+    expect(rewriteDecision({ claim: failed(expired) }, keyed)).toEqual({
+      settled: new Map(),
+      next: { kind: 'again', counter: undefined },
+    });
   });
 
-  it('reads the counter’s reason: moved, full or unsized', () => {
-    expect(counterVerdict(failed({ next: 12, bytes: 5 }), 10)).toEqual({
-      kind: 'moved',
-      counter: { next: 12, bytes: 5 },
-    });
-    expect(counterVerdict(failed({ next: 10, bytes: 5 }), 10)).toEqual({
-      kind: 'full',
-      counter: { next: 10, bytes: 5 },
-    });
-    expect(counterVerdict(failed({ next: 10 }), 10)).toEqual({ kind: 'unsized' });
-    expect(counterVerdict({ code: 'TransactionConflict' }, 10)).toBeUndefined();
+  it('reads the counter’s reason: moved (past the ids a POST gives), full or unsized', () => {
+    const move = new Transaction<'counter'>().add('counter', counterMove(TABLE, { next: 10, bytes: 5 }, []));
+    const meaning = (reason: Reason) => move.read([reason]).meanings.counter;
+    expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });
+    expect(meaning(failed({ next: 10, bytes: 5 }))).toEqual({ kind: 'full', counter: { next: 10, bytes: 5 } });
+    expect(meaning(failed({ next: 10 }))).toEqual({ kind: 'unsized' });
+    expect(meaning({ code: 'TransactionConflict' })).toEqual({ kind: 'conflict' });
   });
 });

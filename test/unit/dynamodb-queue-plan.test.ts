@@ -6,7 +6,8 @@ import {
   MAX_INTENTS,
   NOTHING_DECIDED,
   RECENT_IDS,
-  commitVerdict,
+  commitShares,
+  decidedAfter,
   intentId,
   outcomeOf,
   pauseBeforeLook,
@@ -19,7 +20,9 @@ import {
   type Look,
   type QueueCounter,
 } from '../../lib/dynamodb/queue-plan';
-import type { Reason, Reasons } from '../../lib/dynamodb/transaction';
+import { decide } from '../../lib/dynamodb/decisions';
+import { commitTransaction } from '../../lib/dynamodb/queue';
+import type { Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
@@ -191,11 +194,17 @@ describe('recentAfter: the ids the counter keeps for POSTs still looking', () =>
   });
 });
 
-describe('commitVerdict: what a cancelled commit means', () => {
+describe('decide, for the queue: what a cancelled commit means', () => {
   const counter: QueueCounter = { next: 7, bytes: 1_000 };
 
-  function verdictOf(plan: CommitPlan, reasons: Reasons<CommitRole>) {
-    return commitVerdict(reasons, plan, NOTHING_DECIDED);
+  /** What the queue's commit does with a cancellation of `plan` (lib/dynamodb/queue.ts): decide, as every write does. */
+  function verdictOf(plan: CommitPlan, byRole: Partial<Record<CommitRole, Reason>>) {
+    const transaction = commitTransaction('todos', plan);
+    const { meanings } = transaction.read(transaction.roles.map((role) => byRole[role] ?? { code: 'None' }));
+    const { settled, next } = decide(meanings, commitShares(plan));
+    if (next.kind === 'again') return { kind: 'again', decided: decidedAfter(NOTHING_DECIDED, settled) };
+    if (next.kind === 'moved' || next.kind === 'read again') return { kind: 'reread' };
+    return { kind: next.kind };
   }
 
   it('reads the queue again when another commit moved the counter first', () => {
@@ -205,7 +214,7 @@ describe('commitVerdict: what a cancelled commit means', () => {
 
   it('sizes the list first on a table whose counter has no size yet', () => {
     const plan = planCommit(counter, [intent('a')], 'a', NOW);
-    expect(verdictOf(plan, { counter: failed({ next: 7 }) })).toEqual({ kind: 'unsized' });
+    expect(verdictOf(plan, { counter: failed({ next: 7 }) })).toEqual({ kind: 'size the list' });
   });
 
   it('reads the queue again when one of the intents it took is gone (another commit took it)', () => {

@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -55,6 +55,81 @@ describe('its ports (local-workflow/ports.cjs)', () => {
     expect(await ports.portProblems({ PORT: String(await freePort()), LAMBDA_PORT: String(await freePort()) })).toEqual(
       [],
     );
+  });
+
+  /** Listens on `count` consecutive ports of loopback, the first one the OS's choice. */
+  async function busyRun(count: number): Promise<{ first: number; close(): void }> {
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const first = await freePort();
+      const servers: Server[] = [];
+      try {
+        for (let port = first; port < first + count; port += 1) {
+          const server = createServer();
+          await new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(port, 'localhost', resolve);
+          });
+          servers.push(server);
+        }
+        return {
+          first,
+          close: () => {
+            servers.forEach((server) => server.close());
+          },
+        };
+      } catch {
+        servers.forEach((server) => server.close());
+      }
+    }
+    throw new Error(`no ${count} consecutive free ports in 50 tries`);
+  }
+
+  /** Whether `port` can be listened on now, as the server listens. */
+  async function canListen(port: number): Promise<boolean> {
+    const server = createServer();
+    return new Promise((resolve) => {
+      server.once('error', () => {
+        resolve(false);
+      });
+      server.listen({ port, host: 'localhost', exclusive: true }, () =>
+        server.close(() => {
+          resolve(true);
+        }),
+      );
+    });
+  }
+
+  it('names, for PORT and LAMBDA_PORT both in use, two ports that are free and neither of them', async () => {
+    // PORT=p+1 and LAMBDA_PORT=p busy, p+2 too: the next port after each is taken or in use.
+    const busy = await busyRun(3);
+    const [p, q] = [busy.first, busy.first + 1];
+    let problems: string[];
+    try {
+      problems = await ports.portProblems({ PORT: String(q), LAMBDA_PORT: String(p) });
+    } finally {
+      busy.close();
+    }
+    expect(problems).toEqual([
+      expect.stringMatching(new RegExp(`^Port ${q} \\(PORT\\) is in use, .*, e\\.g\\. PORT=\\d+$`)),
+      expect.stringMatching(new RegExp(`^Port ${p} \\(LAMBDA_PORT\\) is in use, .*, e\\.g\\. LAMBDA_PORT=\\d+$`)),
+    ]);
+    const named = problems.map((problem) => Number(/=(\d+)$/.exec(problem)?.[1]));
+    expect(new Set([...named, p, q, p + 2]).size).toBe(5);
+    // Free while the three were busy, and still, now that they are closed.
+    for (const port of named) expect(await canListen(port)).toBe(true);
+  });
+
+  it('names, for a LAMBDA_PORT equal to PORT, a port that is free', async () => {
+    const busy = await busyRun(2);
+    const port = busy.first;
+    try {
+      const [problem = ''] = await ports.portProblems({ PORT: String(port), LAMBDA_PORT: String(port) });
+      const named = Number(/LAMBDA_PORT=(\d+)$/.exec(problem)?.[1]);
+      expect([port, port + 1]).not.toContain(named);
+      expect(await canListen(named)).toBe(true);
+    } finally {
+      busy.close();
+    }
   });
 });
 

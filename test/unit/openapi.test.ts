@@ -54,6 +54,9 @@ describe('openapi.yaml', () => {
       ['PUT', '/todos/1', answer(200, json, '{"id":1,"title":"a","completed":false}', { etag })],
       ['PUT', '/todos/1', answer(412, json, '{"error":"changed"}')],
       ['DELETE', '/todos/1', answer(412, json, '{"error":"changed"}')],
+      // If-Match on a GET: a record changed since, or any tag but * on the list.
+      ['GET', '/todos/1', answer(412, json, '{"error":"changed"}')],
+      ['GET', '/todos', answer(412, json, '{"error":"weak"}')],
       ['GET', '/todos/1', answer(404, json, '{"error":"Todo not found"}')],
       ['POST', '/todos', answer(201, json, '{"id":3,"title":"","completed":false}', created)],
       [
@@ -94,7 +97,7 @@ describe('openapi.yaml', () => {
       answer(200, json, '{"id":1,"title":"a","completed":false}', { etag: listEtag }),
       /header ETag/,
     ],
-    ['a 412 on a GET', 'GET', '/todos/1', answer(412, json, '{"error":"x"}'), /not documented/],
+    ['a 412 on a POST', 'POST', '/todos', answer(412, json, '{"error":"x"}'), /not documented/],
     [
       'a 304 with a body',
       'GET',
@@ -185,7 +188,7 @@ describe('openapi.yaml', () => {
     expect(statuses).toContainEqual({ method: 'DELETE', template: '/todos/{id}', status: 200 });
     expect(statuses).toContainEqual({ method: 'POST', template: '/todos', status: 422 });
     expect(statuses.filter(({ method, template }) => method === 'GET' && template === '/todos')).toEqual(
-      [200, 304, 400, 429, 500, 503].map((status) => ({ method: 'GET', template: '/todos', status })),
+      [200, 304, 400, 412, 429, 500, 503].map((status) => ({ method: 'GET', template: '/todos', status })),
     );
   });
 });

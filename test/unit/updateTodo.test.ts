@@ -90,6 +90,17 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
     expect(await store.list()).toEqual(before);
   });
 
+  it.each([{ title: 'a\udc00b' }, { title: '\ud83d', completed: true }])(
+    'answers 400 for a title that is not well-formed Unicode, %j, and changes nothing',
+    async (body) => {
+      const before = await store.list();
+      const answer = await put('1', body);
+      expect(answer.statusCode).toBe(400);
+      expect(bodyOf(answer)).toEqual({ error: 'title must be well-formed Unicode (no lone surrogates)' });
+      expect(await store.list()).toEqual(before);
+    },
+  );
+
   it('answers 400 before 404: a malformed body is rejected whatever the id', async () => {
     expectBadRequest(await put('99', { completed: 'no' }));
   });

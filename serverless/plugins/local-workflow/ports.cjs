@@ -47,47 +47,74 @@ function requestedPorts(env) {
 /**
  * Why the local server could not listen on the ports `env` asks for, one line each; none when it
  * can. serverless-offline would find out only after building and printing its routes, with an
- * error object and its stack.
+ * error object and its stack. Each line names a port to choose instead that is free now and
+ * none of the others: neither port asked for, nor a port another line names.
  * @param {Readonly<Record<string, string | undefined>>} env
  * @returns {Promise<string[]>}
  */
 async function portProblems(env) {
   const { http, lambda } = requestedPorts(env);
+  /** Ports a line may not name: those asked for, and those named already. */
+  const taken = [http];
   if (lambda === http) {
     const httpSetting = env.PORT ? 'PORT' : "PORT's default";
     return [
       `Port ${http} is both ${httpSetting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint need one ` +
-        `each: choose another, e.g. LAMBDA_PORT=${otherPort(http)}`,
+        `each: choose another, e.g. LAMBDA_PORT=${await freePortAfter(http, taken)}`,
     ];
   }
-  const problems = [await busyProblem(http, 'PORT', 'the API')];
-  if (lambda !== undefined) problems.push(await busyProblem(lambda, 'LAMBDA_PORT', 'the Lambda invoke endpoint'));
-  return problems.filter((problem) => problem !== undefined);
+  if (lambda !== undefined) taken.push(lambda);
+  const httpError = await listenError(http);
+  const lambdaError = lambda === undefined ? undefined : await listenError(lambda);
+  const problems = [];
+  if (httpError !== undefined) {
+    problems.push(busyProblem(http, 'PORT', 'the API', httpError, await freePortAfter(http, taken)));
+  }
+  if (lambda !== undefined && lambdaError !== undefined) {
+    problems.push(
+      busyProblem(lambda, 'LAMBDA_PORT', 'the Lambda invoke endpoint', lambdaError, await freePortAfter(lambda, taken)),
+    );
+  }
+  return problems;
 }
 
-/** @param {number} port */
-function otherPort(port) {
-  return port < 65_535 ? port + 1 : port - 1;
+/** How many ports after a busy one are tried before the OS is asked for any free one. */
+const NEARBY_PORTS = 20;
+
+/**
+ * A port to name instead of `port`: the first after it that can be listened on now and is not
+ * `taken` (then taken too), or, when none nearby is, one the OS says is free.
+ * @param {number} port
+ * @param {number[]} taken
+ * @returns {Promise<number>}
+ */
+async function freePortAfter(port, taken) {
+  for (let candidate = port + 1; candidate <= Math.min(port + NEARBY_PORTS, 65_535); candidate += 1) {
+    if (!taken.includes(candidate) && (await listenError(candidate)) === undefined) {
+      taken.push(candidate);
+      return candidate;
+    }
+  }
+  for (;;) {
+    const candidate = await freePort();
+    if (!taken.includes(candidate)) {
+      taken.push(candidate);
+      return candidate;
+    }
+  }
 }
 
 /**
- * The line that says `port` cannot be listened on, as the server would listen on it; undefined
+ * Why `port` cannot be listened on as the server would listen on it (`EADDRINUSE`); undefined
  * when it can.
  * @param {number} port
- * @param {string} variable what sets it
- * @param {string} what listens there
  * @returns {Promise<string | undefined>}
  */
-function busyProblem(port, variable, what) {
+function listenError(port) {
   return new Promise((resolve) => {
     const probe = createServer();
     probe.once('error', (/** @type {NodeJS.ErrnoException} */ error) => {
-      const instead = `${variable}=${otherPort(port)}`;
-      resolve(
-        error.code === 'EADDRINUSE'
-          ? `Port ${port} (${variable}) is in use, so ${what} cannot listen there: stop what runs on it, or choose another, e.g. ${instead}`
-          : `Port ${port} (${variable}) cannot be listened on (${error.code ?? error.message}): choose another, e.g. ${instead}`,
-      );
+      resolve(error.code ?? error.message);
     });
     probe.listen({ port, host: 'localhost', exclusive: true }, () => {
       probe.close(() => {
@@ -95,6 +122,21 @@ function busyProblem(port, variable, what) {
       });
     });
   });
+}
+
+/**
+ * The line that says `port` cannot be listened on, naming `instead`.
+ * @param {number} port
+ * @param {string} variable what sets it
+ * @param {string} what listens there
+ * @param {string} error why it cannot be listened on
+ * @param {number} instead
+ * @returns {string}
+ */
+function busyProblem(port, variable, what, error, instead) {
+  return error === 'EADDRINUSE'
+    ? `Port ${port} (${variable}) is in use, so ${what} cannot listen there: stop what runs on it, or choose another, e.g. ${variable}=${instead}`
+    : `Port ${port} (${variable}) cannot be listened on (${error}): choose another, e.g. ${variable}=${instead}`;
 }
 
 module.exports = { freePort, requestedPorts, portProblems };

@@ -1,0 +1,268 @@
+import { DynamoDbError, REQUEST_TIMEOUT_MS, type Transport } from '../../lib/dynamodb/client';
+import {
+  inProgress,
+  internalError,
+  provisionedThroughputExceeded,
+  throttlingException,
+  transactionConflict,
+  transactionThrottled,
+  cancelled,
+  CONFLICT,
+  NONE,
+  type Answer,
+} from './answers';
+import type { SimulatedDynamoDb } from './dynamodb';
+
+/**
+ * The network between the store's containers and the simulated DynamoDB, owned by the
+ * simulator: every copy the store's client sends goes through `transport`, and the fault script
+ * says what happens to it. Time is the simulator's fake clock: each leg takes LEG_MS, DynamoDB
+ * serves a request in SERVICE_MS, and a copy with no answer in time fails as the real client's
+ * does, after REQUEST_TIMEOUT_MS, with its fate unknown.
+ */
+
+/** What can happen to one copy of a write (docs/testing.md, "The simulator"). */
+export type Fault =
+  /** Held in the network: it reaches DynamoDB later (see Step.landsAfter), and its answer never comes. */
+  | 'held'
+  /** Applied, and its answer lost. */
+  | 'lost'
+  /** ProvisionedThroughputExceededException: not applied. */
+  | 'throttle'
+  /** A transaction cancelled with ThrottlingError (a single write: ThrottlingException). */
+  | 'throttling error'
+  /** A transaction cancelled with TransactionConflict (a single write: TransactionConflictException). */
+  | 'conflict'
+  /** TransactionInProgressException: a copy with the same token is said to be running. */
+  | 'in progress'
+  | '500 before'
+  | '500 after';
+
+export const FAULTS: readonly Fault[] = [
+  'held',
+  'lost',
+  'throttle',
+  'throttling error',
+  'conflict',
+  'in progress',
+  '500 before',
+  '500 after',
+];
+
+/** One fault of a script; a held copy lands just before the copy `landsAfter` copies later is sent, or at the end. */
+export interface Step {
+  readonly fault: Fault;
+  readonly landsAfter?: number;
+}
+
+/** The places a held copy may land: just before each of the next few copies, or after every other. */
+export const LANDINGS = [0, 1, 2, 3, 4, Infinity];
+
+const LEG_MS = 1;
+const SERVICE_MS = 2;
+const WRITES = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
+
+/** One line of a run's trace. */
+export type TraceLine = string;
+
+interface Delivery {
+  readonly operation: string;
+  readonly body: string;
+  readonly copy: number;
+  readonly step: Step | undefined;
+  readonly reply: Reply;
+}
+
+/**
+ * The client's side of one copy: its answer or its timeout, whichever is due first, unless the
+ * request's signal aborts first. A copy given up on still reaches DynamoDB: only its answer goes.
+ */
+class Reply {
+  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #onAbort = () => {
+    this.#settle();
+    this.reject(this.signal.reason as Error);
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly resolve: (answer: { status: number; body: Record<string, unknown> }) => void,
+    private readonly reject: (error: Error) => void,
+    readonly note: (line: string) => void,
+  ) {
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  answerIn(ms: number, answer: Answer): void {
+    if (this.signal.aborted) return;
+    this.#timers.push(
+      setTimeout(() => {
+        this.note(`answered ${answer.status} ${errorName(answer)}`);
+        this.#settle();
+        this.resolve({ status: answer.status, body: JSON.parse(answer.body) as Record<string, unknown> });
+      }, ms),
+    );
+  }
+
+  timeoutIn(ms: number): void {
+    this.#timers.push(
+      setTimeout(() => {
+        this.note(`no answer within ${ms} ms`);
+        this.#settle();
+        this.reject(new DynamoDbError('TimeoutError', 'no answer (simulated)', { copy: 'unanswered' }));
+      }, ms),
+    );
+  }
+
+  #settle(): void {
+    this.#timers.forEach(clearTimeout);
+    this.signal.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+export class Network {
+  /** Copies of writes sent since the faults were turned on: the script's faults go to the first ones, in order. */
+  #writes = 0;
+  /** Undefined until the scenario has set up: no faults, and no copy counted. */
+  #script: readonly Step[] | undefined;
+  readonly #held: { landsAt: number; operation: string; body: string; copy: number }[] = [];
+  readonly trace: TraceLine[] = [];
+
+  constructor(
+    private readonly dynamodb: SimulatedDynamoDb,
+    private readonly now: () => number,
+    /** Called after every request that takes effect: the simulator checks its invariants there. */
+    private readonly afterStep: (step: string) => void = () => undefined,
+  ) {}
+
+  /** From now on, the copies of writes meet `script`'s faults, in order. */
+  startFaults(script: readonly Step[]): void {
+    this.#script = script;
+  }
+
+  /** How many copies of writes were sent: a script longer than this had faults that met nothing. */
+  get writesSent(): number {
+    return this.#writes;
+  }
+
+  readonly transport: Transport = (operation, body, signal) => {
+    const counted = this.#script !== undefined && WRITES.includes(operation);
+    const copy = counted ? ++this.#writes : 0;
+    if (counted) this.#landHeld(copy);
+    const step = counted ? this.#script?.[copy - 1] : undefined;
+    const kind = counted ? `copy ${copy}` : WRITES.includes(operation) ? 'set-up' : 'read';
+    const label = `${kind} ${operation}${summary(body)}`;
+    this.#log(`${label}: sent${step === undefined ? '' : ` (${step.fault})`}`);
+    return new Promise((resolve, reject) => {
+      const reply = new Reply(signal, resolve, reject, (line) => {
+        this.#log(`${label}: ${line}`);
+      });
+      this.#deliver({ operation, body, copy, step, reply });
+    });
+  };
+
+  /** What becomes of one copy under its step of the script: it reaches DynamoDB or not, and its answer comes back or not. */
+  #deliver({ operation, body, copy, step, reply }: Delivery): void {
+    const arrive = (then: (answered: Answer) => void) => {
+      this.#arrive(operation, body, then);
+    };
+    if (step === undefined) {
+      arrive((answered) => {
+        reply.answerIn(LEG_MS, answered);
+      });
+      return;
+    }
+    switch (step.fault) {
+      case 'held':
+        this.#held.push({ landsAt: copy + 1 + (step.landsAfter ?? Infinity), operation, body, copy });
+        reply.timeoutIn(REQUEST_TIMEOUT_MS);
+        return;
+      case 'lost':
+        arrive((answered) => {
+          reply.note(`applied as ${answered.status}, answer lost`);
+        });
+        reply.timeoutIn(REQUEST_TIMEOUT_MS);
+        return;
+      case '500 after':
+        arrive((answered) => {
+          reply.note(`applied as ${answered.status}, answered 500`);
+          reply.answerIn(LEG_MS, internalError());
+        });
+        return;
+      default:
+        reply.answerIn(2 * LEG_MS, refusal(step.fault, operation, body));
+    }
+  }
+
+  /** A copy reaches DynamoDB after a leg, and takes effect after its service time (it is in progress meanwhile). */
+  #arrive(operation: string, body: string, then: (answered: Answer) => void): void {
+    setTimeout(() => {
+      const begun = this.dynamodb.begin(operation, body);
+      if ('answer' in begun) {
+        then(begun.answer);
+        return;
+      }
+      setTimeout(() => {
+        const answered = begun.inProgress.finish();
+        this.afterStep(`${operation} (${String(this.now())} ms)`);
+        then(answered);
+      }, SERVICE_MS);
+    }, LEG_MS);
+  }
+
+  /** Every held copy lands now (the run is over: nothing is in flight for longer than this). */
+  landAll(): void {
+    this.#landHeld(Infinity);
+  }
+
+  #landHeld(before: number): void {
+    for (const held of this.#held.filter(({ landsAt }) => landsAt <= before)) {
+      this.#held.splice(this.#held.indexOf(held), 1);
+      const answered = this.dynamodb.handle(held.operation, held.body);
+      this.#log(`copy ${held.copy} lands late: ${answered.status} ${errorName(answered)}`);
+      this.afterStep(`copy ${held.copy} landed late`);
+    }
+  }
+
+  #log(line: string): void {
+    this.trace.push(`${String(this.now()).padStart(6)} ms  ${line}`);
+  }
+}
+
+/** The answer a fault gives instead of DynamoDB's, for this operation. */
+function refusal(fault: Fault, operation: string, body: string): Answer {
+  const transaction = operation === 'TransactWriteItems';
+  const actions = transaction ? (JSON.parse(body) as { TransactItems: unknown[] }).TransactItems.length : 1;
+  switch (fault) {
+    case 'throttle':
+      return provisionedThroughputExceeded();
+    case 'throttling error':
+      return transaction ? transactionThrottled(actions, 0) : throttlingException();
+    case 'conflict':
+      return transaction ? cancelled([CONFLICT, ...Array<typeof NONE>(actions - 1).fill(NONE)]) : transactionConflict();
+    case 'in progress':
+      return transaction ? inProgress() : transactionConflict();
+    default:
+      return internalError();
+  }
+}
+
+function errorName(answer: Answer): string {
+  const { __type, CancellationReasons } = JSON.parse(answer.body) as {
+    __type?: string;
+    CancellationReasons?: { Code: string }[];
+  };
+  if (__type === undefined) return 'ok';
+  const name = __type.slice(__type.lastIndexOf('#') + 1);
+  return CancellationReasons ? `${name} [${CancellationReasons.map(({ Code }) => Code).join(', ')}]` : name;
+}
+
+/** What a request touches, for the trace: its keys, never its items. */
+function summary(body: string): string {
+  const keys = [
+    ...body.matchAll(/"pk":\{"S":"([^"]*)"\},"id":\{"N":"([^"]*)"\}|"id":\{"N":"([^"]*)"\},"pk":\{"S":"([^"]*)"\}/g),
+  ]
+    .map(([, pk1, id1, id2, pk2]) => `${pk1 ?? pk2}/${id1 ?? id2}`)
+    .filter((key, i, all) => all.indexOf(key) === i);
+  return keys.length === 0 ? '' : ` ${keys.slice(0, 6).join(' ')}${keys.length > 6 ? ' …' : ''}`;
+}

@@ -1,0 +1,90 @@
+/**
+ * What became of a write: the outcome contract every DynamoDB write of the store is read by
+ * (docs/design.md, "What became of a write").
+ *
+ * A request may be sent more than once (a timeout, a 500, a throttle), every copy the same body,
+ * and a transaction's copies the same ClientRequestToken. Over every copy sent so far, a write is:
+ *
+ * - `applied`: a copy was answered with success;
+ * - `not applied`: every copy was answered with a refusal (DynamoDB applies nothing it refuses),
+ *   or was never sent: no copy is on its way, none can land later;
+ * - `unknown`: some copy may have been applied, or may still land.
+ *
+ * The fate is kept for the request as a whole, never for one attempt: a later copy's refusal
+ * does not make an earlier unanswered one go away. (Read from one round of attempts, a copy held
+ * in the network and three throttles looked like "one copy, answered": the POST was then written
+ * a second time under a new token while its first copy landed.)
+ */
+export type Fate = 'applied' | 'not applied' | 'unknown';
+
+/**
+ * What became of one copy: `applied` and `not applied` as above; `maybe applied`, answered with a
+ * 500 (DynamoDB may have applied it, and is done with it); `unanswered`, gone out with no answer
+ * (a timeout, a connection lost, an abort), or another copy said to be in progress: on its way.
+ */
+export type CopyFate = 'applied' | 'not applied' | 'maybe applied' | 'unanswered';
+
+/** What one copy's answer says of that copy: an HTTP status and DynamoDB's code for a refusal. */
+export function copyFate(status: number, code: string | undefined): CopyFate {
+  if (status >= 200 && status < 300) return 'applied';
+  // Another copy with this token is running: as good as one not answered yet.
+  if (code === 'TransactionInProgressException') return 'unanswered';
+  if (status >= 500) return 'maybe applied';
+  return 'not applied';
+}
+
+/** Every copy sent of one request: its fate so far (see Fate). */
+export class Copies {
+  #applied = false;
+  #maybeApplied = false;
+  #unanswered = false;
+  #sent = 0;
+
+  /** Adds one copy's fate: an applied copy makes the request applied, an unknown one unknown. */
+  add(fate: CopyFate): void {
+    this.#sent++;
+    if (fate === 'applied') this.#applied = true;
+    if (fate === 'maybe applied') this.#maybeApplied = true;
+    if (fate === 'unanswered') this.#unanswered = true;
+  }
+
+  /**
+   * A copy of a transaction was cancelled for a failed condition: DynamoDB read its conditions, so
+   * it had read its token first, and had applied none of its copies (it answers a token it applied
+   * with success). Every copy answered before, a 500 included, was not applied; a copy not answered
+   * may still be on its way. (A conflict or a throttle may be found before the token is read: it
+   * proves nothing, and the simulator answers them so.)
+   */
+  conditionsRead(): void {
+    this.#maybeApplied = false;
+  }
+
+  get fate(): Fate {
+    if (this.#applied) return 'applied';
+    return this.#maybeApplied || this.#unanswered ? 'unknown' : 'not applied';
+  }
+
+  /** How many copies went out: for the debug line, never for a decision. */
+  get sent(): number {
+    return this.#sent;
+  }
+}
+
+/**
+ * What a cancellation says of a transaction's copies (each meaning's, lib/dynamodb/decisions.ts):
+ *
+ * - `met others`: a TransactionConflict or a ThrottlingError. This copy was not applied; the
+ *   transaction may go again as it is, with its token.
+ * - `final`: a condition that will never hold again, or a request DynamoDB can never take. No copy
+ *   of the token can ever land, wherever the others are: a new transaction may be built.
+ * - `refused`: a condition that may hold again. This copy was not applied, but a copy still on its
+ *   way might be: a new transaction only once the transaction is `not applied`.
+ */
+export type Verdict = 'met others' | 'refused' | 'final';
+
+const RANK: Record<Verdict, number> = { 'met others': 0, refused: 1, final: 2 };
+
+/** A cancellation's verdict: its most telling reason's (final over refused over met others); none at all is met others. */
+export function strongest(verdicts: readonly Verdict[]): Verdict {
+  return verdicts.reduce<Verdict>((most, verdict) => (RANK[verdict] > RANK[most] ? verdict : most), 'met others');
+}
