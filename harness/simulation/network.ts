@@ -1,4 +1,4 @@
-import { DynamoDbError, REQUEST_TIMEOUT_MS, type Transport } from '../../lib/dynamodb/client';
+import { REQUEST_TIMEOUT_MS, RequestFailure, type Transport } from '../../lib/aws/https';
 import {
   inProgress,
   internalError,
@@ -109,7 +109,7 @@ class Reply {
       setTimeout(() => {
         this.note(`no answer within ${ms} ms`);
         this.#settle();
-        this.reject(new DynamoDbError('TimeoutError', 'no answer (simulated)', { copy: 'unanswered' }));
+        this.reject(new RequestFailure('TimeoutError', 'no answer (simulated)', true));
       }, ms),
     );
   }

@@ -1,8 +1,18 @@
 /**
- * Credentials that expire, fetched again a minute before they do: once, however many requests
- * need them at that moment. Fetched by each, a burst of requests at the expiry would start as many
- * fetches (an SSO or STS call, a process run each) as there are requests in flight.
+ * Where a client's credentials come from: Lambda's environment, or off Lambda the AWS SDK's own
+ * chain of providers. Credentials that expire are fetched again a minute before they do: once,
+ * however many requests need them at that moment. Fetched by each, a burst of requests at the
+ * expiry would start as many fetches (an SSO or STS call, a process run each) as there are
+ * requests in flight.
  */
+
+export interface Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string | undefined;
+  /** When they stop working; they are fetched again a minute before. */
+  readonly expiration?: Date | undefined;
+}
 
 /** How long before their expiration credentials are fetched again. */
 const REFRESH_BEFORE_MS = 60_000;
@@ -34,4 +44,38 @@ export function sharedRefresh<C extends { readonly expiration?: Date | undefined
       });
     return fetching;
   };
+}
+
+/**
+ * Credentials as Lambda gives them (the environment), or else the AWS SDK's own chain (a profile,
+ * SSO, a role), loaded only then: the bundles leave it out (serverless.yml), and a function never
+ * needs it. Those that expire are fetched again a minute before they do, once for every request
+ * that needs them then (sharedRefresh).
+ */
+export function credentialsFrom(env: NodeJS.ProcessEnv): () => Promise<Credentials> {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN } = env;
+  if (AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY) {
+    const fixed = Promise.resolve({
+      accessKeyId: AWS_ACCESS_KEY_ID,
+      secretAccessKey: AWS_SECRET_ACCESS_KEY,
+      sessionToken: AWS_SESSION_TOKEN,
+    });
+    return () => fixed;
+  }
+  return sharedRefresh(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only off Lambda, and left out of the bundles
+    const { defaultProvider } = require('@aws-sdk/credential-provider-node') as {
+      defaultProvider: () => () => Promise<Credentials>;
+    };
+    return defaultProvider()();
+  });
+}
+
+/** Credentials as given: fixed ones, where to get them, or by default `credentialsFrom(process.env)`. */
+export function credentialSource(
+  credentials: Credentials | (() => Promise<Credentials>) | undefined,
+): () => Promise<Credentials> {
+  if (typeof credentials === 'function') return credentials;
+  if (credentials === undefined) return credentialsFrom(process.env);
+  return () => Promise.resolve(credentials);
 }

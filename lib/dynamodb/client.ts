@@ -1,35 +1,26 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import aws4 from 'aws4';
-import { SigningClock } from '../aws/clock';
-import { sharedRefresh } from '../aws/credentials';
+import { pause, unlessAborted } from '../abort';
+import { credentialSource, type Credentials } from '../aws/credentials';
 import { dynamoDbEndpoint } from '../aws/endpoint';
+import { RequestFailure, httpsTransport, type Service, type Transport } from '../aws/https';
 import { log } from '../log';
 import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
  * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's own
  * parameter names and plain values (items, keys and expression values as JavaScript objects);
- * each copy's timeouts, and which failures are sent again and how often; what became of each copy
- * (lib/dynamodb/outcome.ts); how many requests are in flight at once; what is logged at `debug`.
- * Nothing else in the store knows what sends the requests.
- *
- * It speaks DynamoDB's JSON protocol itself, over node:https, each request signed with SigV4 by
- * `aws4`, items marshalled by `@aws-sdk/util-dynamodb`: a cold start loads about 40 KB instead of
- * the AWS SDK's 415 KB (docs/performance.md). What the SDK did for the store, this file does the
- * same way: the SDK's standard backoff (three attempts against 500s and timeouts, throttles until
- * the deadline), the same body (so a transaction keeps its ClientRequestToken), a 1 s connect and a
- * 2 s answer timeout each; credentials from the
- * environment (as Lambda gives them) or else the SDK's own chain of providers (a profile, SSO).
+ * which failures are sent again and how often; what became of each copy (lib/dynamodb/outcome.ts);
+ * how many requests are in flight at once; what is logged at `debug`. Nothing else in the store
+ * knows what sends the requests: each copy goes by a Transport, by default lib/aws/https.ts (SigV4
+ * by `aws4` over node:https; items marshalled by `@aws-sdk/util-dynamodb`), which loads about 40 KB
+ * at a cold start where the AWS SDK loaded 415 KB (docs/performance.md). What the SDK did for the
+ * store, this does the same way: its standard backoff (three attempts against 500s and timeouts,
+ * throttles until the deadline), the same body each time (a transaction keeps its token).
  */
 
 /** Requests in flight at once, and sockets in the client's pool: the same number (see `DynamoDb`). */
 export const MAX_IN_FLIGHT = 50;
-/** How long one attempt may take to connect, and to be answered once connected. */
-export const CONNECT_TIMEOUT_MS = 1_000;
-export const REQUEST_TIMEOUT_MS = 2_000;
-/** Attempts of one request against 500s and timeouts, and against a copy in progress, each with the timeouts above. */
+/** Attempts of one request against 500s and timeouts, and against a copy in progress. */
 export const MAX_ATTEMPTS = 3;
 
 /** An item, a key or expression values, as the store reads and writes them: plain values. */
@@ -130,14 +121,6 @@ export interface DynamoDb {
   ): Promise<void>;
 }
 
-export interface Credentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken?: string | undefined;
-  /** When they stop working; they are fetched again a minute before. */
-  readonly expiration?: Date | undefined;
-}
-
 export interface DynamoDbOptions {
   /** DynamoDB Local's address, say; by default the region's DynamoDB. */
   readonly endpoint?: string | undefined;
@@ -155,44 +138,6 @@ export interface DynamoDbOptions {
  */
 const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'];
 const MAX_RETRY_DELAY_MS = 20_000;
-
-/**
- * `work`'s result, or the signal's reason if the signal aborts first. The listener goes when
- * either settles: a request that waits many times on one signal does not pile listeners on it.
- */
-export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    function stop() {
-      reject(signal.reason as Error);
-    }
-    signal.addEventListener('abort', stop, { once: true });
-    work.then(resolve, reject).finally(() => {
-      signal.removeEventListener('abort', stop);
-    });
-  });
-}
-
-/** A pause of `ms`, cut short with the signal's reason if the signal aborts. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const paused = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return unlessAborted(paused, signal).finally(() => {
-    clearTimeout(timer);
-  });
-}
-
-/**
- * A random pause before the `attempt`th try again (0, 1, 2…), so that writers that met each other
- * do not meet again at once: "full jitter" (Brooker, "Exponential Backoff And Jitter", AWS
- * Architecture Blog), up to 10 ms doubled each time, at most 320 ms; cut short, with the signal's
- * reason, if the signal aborts.
- */
-export function backoff(signal: AbortSignal, attempt = 0): Promise<void> {
-  return pause(Math.random() * Math.min(320, 10 * 2 ** attempt), signal);
-}
 
 /**
  * At most MAX_IN_FLIGHT requests in flight. A request waiting for one of the pool's sockets would
@@ -259,31 +204,6 @@ function retryKind(error: DynamoDbError, status: number | undefined): keyof type
   return undefined;
 }
 
-/**
- * Credentials as Lambda gives them (the environment), or else the AWS SDK's own chain (a profile,
- * SSO, a role), loaded only then: the bundles leave it out (serverless.yml), and a function never
- * needs it. Those that expire are fetched again a minute before they do, once for every request
- * that needs them then (lib/aws/credentials.ts).
- */
-export function credentialsFrom(env: NodeJS.ProcessEnv): () => Promise<Credentials> {
-  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN } = env;
-  if (AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY) {
-    const fixed = Promise.resolve({
-      accessKeyId: AWS_ACCESS_KEY_ID,
-      secretAccessKey: AWS_SECRET_ACCESS_KEY,
-      sessionToken: AWS_SESSION_TOKEN,
-    });
-    return () => fixed;
-  }
-  return sharedRefresh(() => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only off Lambda, and left out of the bundles
-    const { defaultProvider } = require('@aws-sdk/credential-provider-node') as {
-      defaultProvider: () => () => Promise<Credentials>;
-    };
-    return defaultProvider()();
-  });
-}
-
 /** Plain values in, DynamoDB's attribute values out: every place a request carries items or values. */
 function marshalled(input: object): Record<string, unknown> {
   const fields = input as Record<string, unknown>;
@@ -311,179 +231,22 @@ function errorOf(status: number, body: Record<string, unknown>): DynamoDbError {
   });
 }
 
-interface Endpoint {
-  readonly url: URL;
-  /** The region requests are signed for. */
-  readonly region: string;
-  readonly agent: HttpAgent;
-  readonly request: typeof httpRequest;
-  readonly credentials: () => Promise<Credentials>;
-  readonly clock: SigningClock;
-}
-
 /**
- * Where the store's requests go, and how: `options` with their defaults (see DynamoDbOptions); with
- * no endpoint given, the one the AWS SDKs' shared settings and the region's partition name
- * (lib/aws/endpoint.ts).
+ * Where the store's requests go, and how they are signed: `options` with their defaults (see
+ * DynamoDbOptions); with no endpoint given, the one the AWS SDKs' shared settings or the region's
+ * partition name (lib/aws/endpoint.ts).
  */
-function endpointFor({ endpoint, region, credentials }: DynamoDbOptions): Endpoint {
+function dynamoDbService({ endpoint, region, credentials }: DynamoDbOptions): Service {
   const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
   const { url, signingRegion } = dynamoDbEndpoint(resolvedRegion, endpoint, process.env);
-  const secure = url.protocol === 'https:';
   return {
     url,
     region: signingRegion,
-    agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: MAX_IN_FLIGHT }),
-    request: secure ? httpsRequest : httpRequest,
+    name: 'dynamodb',
+    target: 'DynamoDB_20120810',
     credentials: credentialSource(credentials),
-    clock: new SigningClock(),
+    maxSockets: MAX_IN_FLIGHT,
   };
-}
-
-function credentialSource(credentials: DynamoDbOptions['credentials']): () => Promise<Credentials> {
-  if (typeof credentials === 'function') return credentials;
-  if (credentials === undefined) return credentialsFrom(process.env);
-  return () => Promise.resolve(credentials);
-}
-
-/** An operation's request headers, signed with SigV4 for `endpoint`. */
-async function signedHeaders(endpoint: Endpoint, operation: string, body: string): Promise<Record<string, string>> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-amz-json-1.0',
-    'x-amz-target': `DynamoDB_20120810.${operation}`,
-    // aws4 signs at the time this header says: AWS's, by the clock's correction (lib/aws/clock.ts).
-    'x-amz-date': endpoint.clock.amzDate(),
-  };
-  // On Lambda with active tracing, the request carries the function's trace, as the SDK's did.
-  const trace = process.env._X_AMZN_TRACE_ID;
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && trace !== undefined) headers['x-amzn-trace-id'] = trace;
-  const { url, region } = endpoint;
-  const { accessKeyId, secretAccessKey, sessionToken } = await endpoint.credentials();
-  const signed = aws4.sign(
-    { host: url.host, path: url.pathname, method: 'POST', headers, body, service: 'dynamodb', region },
-    { accessKeyId, secretAccessKey, ...(sessionToken !== undefined && { sessionToken }) },
-  );
-  return signed.headers as Record<string, string>;
-}
-
-/**
- * An attempt's timeouts: while a new socket connects, CONNECT_TIMEOUT_MS; from then (or at once,
- * on a kept-alive socket) until the whole answer is read, REQUEST_TIMEOUT_MS. Each destroys the
- * request with a TimeoutError. Returns what clears them, and whether the request may have gone out:
- * until its socket connects, nothing was sent, and a failure then leaves it not applied.
- */
-function watchTimeouts(request: ClientRequest): { clear: () => void; mayHaveGone: () => boolean } {
-  let timer: NodeJS.Timeout | undefined;
-  let connected = false;
-  function timeout(what: string, ms: number): void {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      const copy = connected ? 'unanswered' : 'not applied';
-      request.destroy(new DynamoDbError('TimeoutError', `no ${what} within ${ms} ms`, { copy }));
-    }, ms);
-  }
-  function onConnected(): void {
-    connected = true;
-    timeout('answer', REQUEST_TIMEOUT_MS);
-  }
-  request.on('socket', (socket) => {
-    if (!socket.connecting) {
-      onConnected();
-      return;
-    }
-    timeout('connection', CONNECT_TIMEOUT_MS);
-    socket.once('connect', onConnected);
-  });
-  return {
-    clear: () => {
-      clearTimeout(timer);
-    },
-    mayHaveGone: () => connected,
-  };
-}
-
-/** An answer's JSON, read whole: a body that is not JSON becomes the message of an error answer. */
-function readAnswer(answer: IncomingMessage): Promise<{ status: number; body: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-    answer.on('error', reject);
-    answer.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: Record<string, unknown>;
-      try {
-        body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-      } catch {
-        body = { message: text };
-      }
-      resolve({ status: answer.statusCode ?? 0, body });
-    });
-  });
-}
-
-/** One copy of a request sent: its answer's status and JSON, or a DynamoDbError with the copy's fate (or the signal's reason). */
-export type Transport = (operation: string, body: string, signal: AbortSignal) => Promise<Answer>;
-interface Answer {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
-
-/**
- * One attempt: signed, sent on a kept-alive socket, within its timeouts; the signal ends it at
- * once. Resolves with the answer's status and JSON, or rejects with a DynamoDbError (or the
- * signal's reason). Refused for the time it was signed at, it is signed again at AWS's, once.
- */
-async function attempt(
-  endpoint: Endpoint,
-  operation: string,
-  body: string,
-  signal: AbortSignal,
-  resigned = false,
-): Promise<Answer> {
-  // Getting credentials may take a while off Lambda (SSO, a profile's refresh): an abort meanwhile
-  // ends the attempt there, and nothing is sent after the deadline.
-  const headers = await unlessAborted(signedHeaders(endpoint, operation, body), signal);
-  signal.throwIfAborted();
-  const reply = await new Promise<Answer & { date: string | undefined }>((resolve, reject) => {
-    const request = endpoint.request(endpoint.url, { method: 'POST', agent: endpoint.agent, headers });
-    const timeouts = watchTimeouts(request);
-    function onAbort(): void {
-      request.destroy(signal.reason as Error);
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    function done(): void {
-      timeouts.clear();
-      signal.removeEventListener('abort', onAbort);
-    }
-    function fail(error: Error): void {
-      done();
-      if (signal.aborted) reject(signal.reason as Error);
-      else if (error instanceof DynamoDbError) reject(error);
-      else {
-        const copy = timeouts.mayHaveGone() ? 'unanswered' : 'not applied';
-        reject(new DynamoDbError('NetworkError', error.message, { copy, cause: error }));
-      }
-    }
-    let answered: IncomingMessage | undefined;
-    request.on('error', fail);
-    request.on('response', (answer: IncomingMessage) => {
-      answered = answer;
-      readAnswer(answer).then((read) => {
-        done();
-        resolve({ ...read, date: answer.headers.date });
-      }, fail);
-    });
-    // An answer cut off mid-body destroys the request without an 'error' event: a close before
-    // the whole answer came is the failure. (A promise already settled ignores it.)
-    request.once('close', () => {
-      if (answered?.complete !== true) fail(new Error('the connection closed before the answer was complete'));
-    });
-    request.end(body);
-  });
-  // The clock (lib/aws/clock.ts): a refusal for the time signed at corrects it; once only.
-  if (resigned) return endpoint.clock.explained(reply);
-  if (!endpoint.clock.corrected(reply.body.__type, reply.date, String(headers['x-amz-date']))) return reply;
-  return attempt(endpoint, operation, body, signal, true);
 }
 
 /**
@@ -502,12 +265,13 @@ async function sendCopy(transport: Transport, operation: string, body: string, s
     if (failure.cancellationReasons?.some(({ code }) => code === 'ConditionalCheckFailed')) copies.conditionsRead();
     return { failure, status: answer.status };
   } catch (error) {
-    if (signal.aborted || !(error instanceof DynamoDbError)) {
+    if (signal.aborted || !(error instanceof RequestFailure)) {
       copies.add('unanswered');
       throw error;
     }
-    copies.add(error.copy);
-    return { failure: error, status: undefined };
+    const copy = error.mayHaveGone ? 'unanswered' : 'not applied';
+    copies.add(copy);
+    return { failure: new DynamoDbError(error.name, error.message, { copy, cause: error }), status: undefined };
   }
 }
 
@@ -563,9 +327,7 @@ async function send(
  * its input marshalled and its answer unmarshalled.
  */
 export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
-  const endpoint = endpointFor(options);
-  const transport: Transport =
-    options.transport ?? ((operation, body, signal) => attempt(endpoint, operation, body, signal));
+  const transport = options.transport ?? httpsTransport(dynamoDbService(options));
   const slots = new Slots();
   function call(operation: string, input: object, signal: AbortSignal, copies?: Copies) {
     return send(transport, slots, operation, input, signal, copies);

@@ -1,5 +1,5 @@
 import { FIRST_NEW_ID, SEED_TODOS } from '../todos';
-import { backoff } from './client';
+import { backoff } from '../abort';
 import { bytesOf, readCounter } from './counter';
 import { COUNTER_KEY, TODO_PARTITION, type Counter, type TableAccess } from './table';
 import { Transaction, commit } from './transaction';

@@ -8,7 +8,8 @@ import {
   checkPrecondition,
 } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
-import { dynamoDb, unlessAborted, type DynamoDb } from './client';
+import { unlessAborted } from '../abort';
+import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type NewTodo } from './posts';
 import type { PostState } from './queue';
 import { getItem, todoItems } from './reads';

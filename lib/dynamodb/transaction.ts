@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDbError, backoff, type CancellationReason, type TransactItem } from './client';
+import { backoff } from '../abort';
+import { DynamoDbError, type CancellationReason, type TransactItem } from './client';
 import { VERDICT, meaningOf, type Meaning } from './decisions';
 import { Copies, strongest, type Verdict } from './outcome';
 import type { TableAccess } from './table';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { sharedRefresh } from '../../lib/aws/credentials';
-import { credentialsFrom, type Credentials } from '../../lib/dynamodb/client';
+import { credentialsFrom, type Credentials } from '../../lib/aws/credentials';
 
 /**
  * Credentials that expire (lib/aws/credentials.ts): fetched again a minute before they do, once

@@ -3,7 +3,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { event, invoke } from '../../harness/event';
 import { handlersOn } from '../../harness/routes';
 import { SimulatedDynamoDb } from '../../harness/simulation/dynamodb';
-import { dynamoDb, type Transport } from '../../lib/dynamodb/client';
+import type { Transport } from '../../lib/aws/https';
+import { dynamoDb } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { logLines, withLogLevel } from '../support/logs';
 

@@ -11,15 +11,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { mentions, operation, startFaultProxy, type FaultProxy, type SeenRequest } from '../../harness/fault-proxy';
 import { eventually, sleep } from '../../harness/wait';
-import {
-  CONNECT_TIMEOUT_MS,
-  MAX_ATTEMPTS,
-  MAX_IN_FLIGHT,
-  REQUEST_TIMEOUT_MS,
-  dynamoDb,
-  type DynamoDb,
-  type DynamoDbOptions,
-} from '../../lib/dynamodb/client';
+import { CONNECT_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../lib/aws/https';
+import { MAX_ATTEMPTS, MAX_IN_FLIGHT, dynamoDb, type DynamoDb, type DynamoDbOptions } from '../../lib/dynamodb/client';
 import { Copies } from '../../lib/dynamodb/outcome';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
 import { freshTable, testDynamoDbEndpoint } from '../support/stores';

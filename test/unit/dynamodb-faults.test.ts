@@ -4,7 +4,7 @@ import { deleteTodo } from '../../harness/routes';
 import { getTodo } from '../../harness/routes';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy, type Match } from '../../harness/fault-proxy';
-import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb/client';
+import { REQUEST_TIMEOUT_MS } from '../../lib/aws/https';
 import type { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import type { HttpResponse } from '../../lib/http';
 import { expectCreated } from '../support/expectations';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { DynamoDbError, dynamoDb, type Transport } from '../../lib/dynamodb/client';
+import { RequestFailure, type Transport } from '../../lib/aws/https';
+import { dynamoDb } from '../../lib/dynamodb/client';
 import { Copies, type Fate } from '../../lib/dynamodb/outcome';
 
 /**
@@ -9,7 +10,7 @@ import { Copies, type Fate } from '../../lib/dynamodb/outcome';
  */
 
 const PREFIX = 'com.amazonaws.dynamodb.v20120810#';
-type Step = { status: number; body: Record<string, unknown> } | DynamoDbError;
+type Step = { status: number; body: Record<string, unknown> } | RequestFailure;
 
 function refusal(status: number, type: string, extra: Record<string, unknown> = {}): Step {
   return { status, body: { __type: `${PREFIX}${type}`, message: type, ...extra } };
@@ -24,7 +25,7 @@ function clientAnswering(steps: Step[]) {
   const transport: Transport = (_operation, _body, signal) => {
     const step = steps[Math.min(sent++, steps.length - 1)] ?? OK;
     signal.throwIfAborted();
-    return step instanceof DynamoDbError ? Promise.reject(step) : Promise.resolve(step);
+    return step instanceof RequestFailure ? Promise.reject(step) : Promise.resolve(step);
   };
   return dynamoDb({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, transport });
 }
@@ -47,9 +48,9 @@ async function fateOf(steps: Step[]): Promise<{ fate: Fate; failed?: string }> {
   }
 }
 
-const timeout = new DynamoDbError('TimeoutError', 'no answer', { copy: 'unanswered' });
-const notConnected = new DynamoDbError('TimeoutError', 'no connection', { copy: 'not applied' });
-const reset = new DynamoDbError('NetworkError', 'socket hang up', { copy: 'unanswered' });
+const timeout = new RequestFailure('TimeoutError', 'no answer', true);
+const notConnected = new RequestFailure('TimeoutError', 'no connection', false);
+const reset = new RequestFailure('NetworkError', 'socket hang up', true);
 
 describe('what became of a transaction, over every copy sent', () => {
   it('is applied once a copy is answered with success, whatever came before', async () => {

@@ -14,7 +14,7 @@ import {
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { handlersOn } from '../../harness/routes';
 import { eventually, sleep } from '../../harness/wait';
-import { REQUEST_TIMEOUT_MS } from '../../lib/dynamodb/client';
+import { REQUEST_TIMEOUT_MS } from '../../lib/aws/https';
 import { claimKey } from '../../lib/dynamodb/claims';
 import { EXPIRES } from '../../lib/dynamodb/table';
 import type { HttpResponse } from '../../lib/http';
