@@ -1,3 +1,5 @@
+import type { Runtime } from './runtime';
+
 /**
  * Waits that end with a request's deadline: every wait of the DynamoDB store is on the signal that
  * aborts at its request's deadline (lib/dynamodb/store.ts), so nothing outlives the request.
@@ -20,14 +22,14 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise
   });
 }
 
-/** A pause of `ms`, cut short with the signal's reason if the signal aborts. */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
+/** A pause of `ms` on `runtime`'s clock, cut short with the signal's reason if the signal aborts. */
+export function pause(ms: number, signal: AbortSignal, runtime: Runtime): Promise<void> {
+  let cancel: (() => void) | undefined;
   const paused = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
+    cancel = runtime.after(ms, resolve);
   });
   return unlessAborted(paused, signal).finally(() => {
-    clearTimeout(timer);
+    cancel?.();
   });
 }
 
@@ -37,6 +39,48 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
  * Architecture Blog), up to 10 ms doubled each time, at most 320 ms; cut short, with the signal's
  * reason, if the signal aborts.
  */
-export function backoff(signal: AbortSignal, attempt = 0): Promise<void> {
-  return pause(Math.random() * Math.min(320, 10 * 2 ** attempt), signal);
+export function backoff(signal: AbortSignal, attempt: number, runtime: Runtime): Promise<void> {
+  return pause(runtime.random() * Math.min(320, 10 * 2 ** attempt), signal, runtime);
+}
+
+/**
+ * At most `size` requests in flight (the DynamoDB client's MAX_IN_FLIGHT, its sockets). A request
+ * waiting for one of the pool's sockets would spend its attempt's timeouts waiting: under a burst,
+ * a healthy DynamoDB would look unreachable. Waiting here instead, for a slot that comes with a
+ * free socket, the timeouts measure the network only, and the wait itself is bounded by the
+ * caller's deadline.
+ */
+export class Slots {
+  #inFlight = 0;
+
+  constructor(private readonly size: number) {}
+  readonly #waiting: (() => void)[] = [];
+
+  async acquire(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.#inFlight < this.size) {
+      this.#inFlight++;
+      return;
+    }
+    let grant: () => void = () => undefined;
+    const granted = new Promise<void>((resolve) => {
+      grant = resolve;
+    });
+    this.#waiting.push(grant);
+    try {
+      await unlessAborted(granted, signal);
+    } catch (error) {
+      // Given up while waiting: pass a slot granted meanwhile on, or leave the queue.
+      const index = this.#waiting.indexOf(grant);
+      if (index >= 0) this.#waiting.splice(index, 1);
+      else this.release();
+      throw error;
+    }
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#inFlight--;
+    else next();
+  }
 }

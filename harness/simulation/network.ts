@@ -11,6 +11,7 @@ import {
   NONE,
   type Answer,
 } from './answers';
+import type { Runtime } from '../../lib/runtime';
 import type { SimulatedDynamoDb } from './dynamodb';
 
 /**
@@ -78,13 +79,14 @@ interface Delivery {
  * request's signal aborts first. A copy given up on still reaches DynamoDB: only its answer goes.
  */
 class Reply {
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #timers: (() => void)[] = [];
   readonly #onAbort = () => {
     this.#settle();
     this.reject(this.signal.reason as Error);
   };
 
   constructor(
+    private readonly runtime: Runtime,
     private readonly signal: AbortSignal,
     private readonly resolve: (answer: { status: number; body: Record<string, unknown> }) => void,
     private readonly reject: (error: Error) => void,
@@ -96,26 +98,26 @@ class Reply {
   answerIn(ms: number, answer: Answer): void {
     if (this.signal.aborted) return;
     this.#timers.push(
-      setTimeout(() => {
+      this.runtime.after(ms, () => {
         this.note(`answered ${answer.status} ${errorName(answer)}`);
         this.#settle();
         this.resolve({ status: answer.status, body: JSON.parse(answer.body) as Record<string, unknown> });
-      }, ms),
+      }),
     );
   }
 
   timeoutIn(ms: number): void {
     this.#timers.push(
-      setTimeout(() => {
+      this.runtime.after(ms, () => {
         this.note(`no answer within ${ms} ms`);
         this.#settle();
         this.reject(new RequestFailure('TimeoutError', 'no answer (simulated)', true));
-      }, ms),
+      }),
     );
   }
 
   #settle(): void {
-    this.#timers.forEach(clearTimeout);
+    for (const cancel of this.#timers) cancel();
     this.signal.removeEventListener('abort', this.#onAbort);
   }
 }
@@ -130,6 +132,8 @@ export class Network {
 
   constructor(
     private readonly dynamodb: SimulatedDynamoDb,
+    private readonly runtime: Runtime,
+    /** The run's time, for the trace: ms since it started. */
     private readonly now: () => number,
     /** Called after every request that takes effect: the simulator checks its invariants there. */
     private readonly afterStep: (step: string) => void = () => undefined,
@@ -154,7 +158,7 @@ export class Network {
     const label = `${kind} ${operation}${summary(body)}`;
     this.#log(`${label}: sent${step === undefined ? '' : ` (${step.fault})`}`);
     return new Promise((resolve, reject) => {
-      const reply = new Reply(signal, resolve, reject, (line) => {
+      const reply = new Reply(this.runtime, signal, resolve, reject, (line) => {
         this.#log(`${label}: ${line}`);
       });
       this.#deliver({ operation, body, copy, step, reply });
@@ -196,18 +200,18 @@ export class Network {
 
   /** A copy reaches DynamoDB after a leg, and takes effect after its service time (it is in progress meanwhile). */
   #arrive(operation: string, body: string, then: (answered: Answer) => void): void {
-    setTimeout(() => {
+    this.runtime.after(LEG_MS, () => {
       const begun = this.dynamodb.begin(operation, body);
       if ('answer' in begun) {
         then(begun.answer);
         return;
       }
-      setTimeout(() => {
+      this.runtime.after(SERVICE_MS, () => {
         const answered = begun.inProgress.finish();
         this.afterStep(`${operation} (${String(this.now())} ms)`);
         then(answered);
-      }, SERVICE_MS);
-    }, LEG_MS);
+      });
+    });
   }
 
   /** Every held copy lands now (the run is over: nothing is in flight for longer than this). */

@@ -114,10 +114,10 @@ function queued(keyed: boolean): Scenario {
         TableName: 'todos',
         Item: {
           pk: { S: 'COUNTER' },
-          id: { N: String(Date.now() * 1000) },
+          id: { N: String(world.now() * 1000) },
           uuid: { S: 'stalled-head' },
           title: { S: 'stalled head' },
-          expires: { N: String(Math.ceil(Date.now() / 1000) + 600) },
+          expires: { N: String(Math.ceil(world.now() / 1000) + 600) },
         },
       }),
     );

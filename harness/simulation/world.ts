@@ -3,6 +3,7 @@ import { dynamoDb } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { todoEtag } from '../../lib/conditional';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
+import type { Runtime } from '../../lib/runtime';
 import type { IdempotencyClaim, Todo, WriteOptions } from '../../lib/todos';
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
@@ -11,8 +12,8 @@ import { Network, type Step } from './network';
 /**
  * One run of the simulator: the store's own code, unchanged, as one or more containers
  * (DynamoDbTodoStore instances), on the simulated network and DynamoDB, under one fake clock
- * (@sinonjs/fake-timers: Date and every timer) and one seeded random source (Math.random and
- * crypto.randomUUID), so that a run is a function of its scenario, its fault script and its seed,
+ * (@sinonjs/fake-timers' own, installed nowhere) and one seeded random source, which the store takes
+ * as its Runtime (lib/runtime.ts): a run is a function of its scenario, its fault script and its seed,
  * and replays exactly. After the scenario, every copy still held lands, and the checks run.
  */
 
@@ -39,6 +40,8 @@ export interface World {
   answer<T>(call: Promise<T>): Promise<Answered<T>>;
   /** Lets simulated time pass. */
   wait(ms: number): Promise<void>;
+  /** The simulated time, epoch ms. */
+  now(): number;
   /** The records now, by id. */
   records(): Todo[];
   /** The items of the counter's partition: the counter, then the intents. */
@@ -78,40 +81,47 @@ function uuidFrom(random: () => number): () => `${string}-${string}-${string}-${
   };
 }
 
+/** The simulator's clock: fake-timers' own, installed nowhere: the store reads it through its Runtime. */
+type Clock = ReturnType<typeof FakeTimers.createClock>;
+
+/** Time and chance as the run's store takes them: the clock's time and timers, and the seeded random source. */
+function runtimeOf(clock: Clock, random: () => number): Runtime {
+  return {
+    now: () => clock.now,
+    after: (ms, run) => {
+      const timer = clock.setTimeout(run, ms);
+      return () => {
+        clock.clearTimeout(timer);
+      };
+    },
+    random,
+    uuid: uuidFrom(random),
+  };
+}
+
 /** Runs `scenario` under `script`, from `seed`. */
 export async function run(scenario: Scenario, script: readonly Step[], seed: number): Promise<RunResult> {
-  const clock = FakeTimers.withGlobal(globalThis).install({
-    now: START,
-    toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
-  });
-  const random = seeded(seed);
-  const realRandom = Math.random;
-  // The module object itself, which the store's `randomUUID` is read from at each call.
-  const crypto = process.getBuiltinModule('node:crypto');
-  const realUuid = crypto.randomUUID;
-  Math.random = random;
-  crypto.randomUUID = uuidFrom(random);
-  const dynamodb = new SimulatedDynamoDb({ now: () => Date.now() });
+  const clock = FakeTimers.createClock(START);
+  const runtime = runtimeOf(clock, seeded(seed));
+  const dynamodb = new SimulatedDynamoDb({ now: runtime.now });
   const invariants = new Invariants();
   const network = new Network(
     dynamodb,
-    () => Date.now() - START,
+    runtime,
+    () => runtime.now() - START,
     (step) => {
       invariants.check(dynamodb.items(TABLE), step);
     },
   );
-  try {
-    const world = worldOn(dynamodb, network, script);
-    const ran = await runToEnd(clock, world, scenario, network);
-    return { ...ran, violations: [...invariants.violations, ...ran.violations] };
-  } finally {
-    clock.uninstall();
-    Math.random = realRandom;
-    crypto.randomUUID = realUuid;
-  }
+  const world = worldOn({ dynamodb, network, runtime }, script);
+  const ran = await runToEnd(clock, world, scenario, network);
+  return { ...ran, violations: [...invariants.violations, ...ran.violations] };
 }
 
-function worldOn(dynamodb: SimulatedDynamoDb, network: Network, script: readonly Step[]): World {
+function worldOn(
+  { dynamodb, network, runtime }: { dynamodb: SimulatedDynamoDb; network: Network; runtime: Runtime },
+  script: readonly Step[],
+): World {
   return {
     dynamodb,
     container: () =>
@@ -120,12 +130,14 @@ function worldOn(dynamodb: SimulatedDynamoDb, network: Network, script: readonly
           region: 'us-east-1',
           credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
           transport: network.transport,
+          runtime,
         }),
         TABLE,
+        { runtime },
       ),
     options: (key, extra = {}) => ({
-      deadline: Date.now() + DEADLINE_MS,
-      ...(key !== undefined && { claim: claimOf(key, extra) }),
+      deadline: runtime.now() + DEADLINE_MS,
+      ...(key !== undefined && { claim: claimOf(key, extra, runtime.now()) }),
       ...extra,
     }),
     answer: async (call) => {
@@ -139,8 +151,9 @@ function worldOn(dynamodb: SimulatedDynamoDb, network: Network, script: readonly
     },
     wait: (ms) =>
       new Promise((resolve) => {
-        setTimeout(resolve, ms);
+        runtime.after(ms, resolve);
       }),
+    now: runtime.now,
     records: () =>
       dynamodb
         .items(TABLE)
@@ -155,21 +168,16 @@ function worldOn(dynamodb: SimulatedDynamoDb, network: Network, script: readonly
 }
 
 /** A key's claim, as lib/idempotency.ts makes one: the same key and request, the same fingerprint. */
-function claimOf(key: string, extra: Partial<WriteOptions>): IdempotencyClaim {
+function claimOf(key: string, extra: Partial<WriteOptions>, now: number): IdempotencyClaim {
   return {
     key,
     fingerprint: `${key} ${extra.precondition ? 'if-match' : ''}`,
-    expiresAt: Date.now() + KEY_LIFETIME_MS,
+    expiresAt: now + KEY_LIFETIME_MS,
   };
 }
 
 /** Runs the scenario on the fake clock until it ends, lands what is held, and checks. */
-async function runToEnd(
-  clock: ReturnType<typeof FakeTimers.install>,
-  world: World,
-  scenario: Scenario,
-  network: Network,
-): Promise<RunResult> {
+async function runToEnd(clock: Clock, world: World, scenario: Scenario, network: Network): Promise<RunResult> {
   const ended: { check?: () => string[]; crashed?: unknown } = {};
   scenario(world).then(
     (check) => {
@@ -183,7 +191,7 @@ async function runToEnd(
     return ended.check === undefined && !('crashed' in ended);
   }
   while (running()) {
-    if (Date.now() - START > MAX_SIMULATED_MS) return result(network, [`still running after ${MAX_SIMULATED_MS} ms`]);
+    if (clock.now - START > MAX_SIMULATED_MS) return result(network, [`still running after ${MAX_SIMULATED_MS} ms`]);
     if (clock.countTimers() === 0) {
       await clock.tickAsync(0);
       if (running()) return result(network, ['hangs: nothing left to happen']);

@@ -31,7 +31,7 @@ export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed
  * claim expired (DynamoDB's time to live can take up to two days to delete it). A cancellation
  * carries the claim found (ALL_OLD), for the request to answer with.
  */
-export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer): { Put: PutInput } {
+export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer, now: number): { Put: PutInput } {
   return {
     Put: {
       TableName: table,
@@ -43,7 +43,7 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
       },
       ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
       ExpressionAttributeNames: { '#expires': EXPIRES },
-      ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
@@ -52,11 +52,15 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
 /**
  * The answer a claimed key keeps, for a request with the same key: its record; PreconditionFailed
  * when it was a 412; KeyReused when the key came with another request; undefined once the claim
- * expired.
+ * expired (at `now`).
  */
-export function replayOf(item: Item, claim: IdempotencyClaim | undefined): Written<Todo | undefined> | undefined {
+export function replayOf(
+  item: Item,
+  claim: IdempotencyClaim | undefined,
+  now: number,
+): Written<Todo | undefined> | undefined {
   const kept = item as unknown as ClaimItem;
-  if (claim === undefined || kept[EXPIRES] * 1000 <= Date.now()) return undefined;
+  if (claim === undefined || kept[EXPIRES] * 1000 <= now) return undefined;
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
   if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
   return { value: kept.todo && toTodo(kept.todo), replayed: true };

@@ -1,9 +1,10 @@
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { pause, unlessAborted } from '../abort';
+import { Slots, pause } from '../abort';
 import { credentialSource, type Credentials } from '../aws/credentials';
 import { dynamoDbEndpoint } from '../aws/endpoint';
 import { RequestFailure, httpsTransport, type Service, type Transport } from '../aws/https';
 import { log } from '../log';
+import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
@@ -130,6 +131,8 @@ export interface DynamoDbOptions {
   readonly credentials?: Credentials | (() => Promise<Credentials>);
   /** What sends one copy of a request: by default over HTTPS to `endpoint`; the simulator's own in tests. */
   readonly transport?: Transport;
+  /** The clock and the random source of the pauses between copies: the real ones by default. */
+  readonly runtime?: Runtime;
 }
 
 /**
@@ -138,45 +141,6 @@ export interface DynamoDbOptions {
  */
 const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'];
 const MAX_RETRY_DELAY_MS = 20_000;
-
-/**
- * At most MAX_IN_FLIGHT requests in flight. A request waiting for one of the pool's sockets would
- * spend its attempt's timeouts waiting: under a burst, a healthy DynamoDB would look unreachable.
- * Waiting here instead, for a slot that comes with a free socket, the timeouts measure the
- * network only, and the wait itself is bounded by the caller's deadline.
- */
-class Slots {
-  #inFlight = 0;
-  readonly #waiting: (() => void)[] = [];
-
-  async acquire(signal: AbortSignal): Promise<void> {
-    signal.throwIfAborted();
-    if (this.#inFlight < MAX_IN_FLIGHT) {
-      this.#inFlight++;
-      return;
-    }
-    let grant: () => void = () => undefined;
-    const granted = new Promise<void>((resolve) => {
-      grant = resolve;
-    });
-    this.#waiting.push(grant);
-    try {
-      await unlessAborted(granted, signal);
-    } catch (error) {
-      // Given up while waiting: pass a slot granted meanwhile on, or leave the queue.
-      const index = this.#waiting.indexOf(grant);
-      if (index >= 0) this.#waiting.splice(index, 1);
-      else this.release();
-      throw error;
-    }
-  }
-
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next === undefined) this.#inFlight--;
-    else next();
-  }
-}
 
 /**
  * How each kind of failure is sent again: after a random pause (full jitter) of up to `baseMs`,
@@ -283,8 +247,7 @@ async function sendCopy(transport: Transport, operation: string, body: string, s
  * outcome is a line at `debug`.
  */
 async function send(
-  transport: Transport,
-  slots: Slots,
+  { transport, slots, runtime }: { transport: Transport; slots: Slots; runtime: Runtime },
   operation: string,
   input: object,
   signal: AbortSignal,
@@ -292,13 +255,13 @@ async function send(
 ): Promise<Record<string, unknown>> {
   const body = JSON.stringify(marshalled(input));
   await slots.acquire(signal);
-  const started = Date.now();
+  const started = runtime.now();
   const failures = { throttle: 0, conflict: 0, busy: 0, transient: 0 };
   try {
     for (;;) {
       const sent = await sendCopy(transport, operation, body, signal, copies);
       if ('answer' in sent) {
-        log('debug', { message: 'dynamodb', operation, attempts: copies.sent, durationMs: Date.now() - started });
+        log('debug', { message: 'dynamodb', operation, attempts: copies.sent, durationMs: runtime.now() - started });
         return sent.answer;
       }
       // The copy's failure, with the fate of the whole request.
@@ -311,11 +274,11 @@ async function send(
       });
       const kind = retryKind(failure, sent.status);
       if (kind === undefined || ++failures[kind] > RETRIES[kind].times) {
-        log('debug', { message: 'dynamodb', operation, error: failure.name, durationMs: Date.now() - started });
+        log('debug', { message: 'dynamodb', operation, error: failure.name, durationMs: runtime.now() - started });
         throw failure;
       }
       const { baseMs, maxMs } = RETRIES[kind];
-      await pause(Math.random() * Math.min(maxMs, baseMs * 2 ** (failures[kind] - 1)), signal);
+      await pause(runtime.random() * Math.min(maxMs, baseMs * 2 ** (failures[kind] - 1)), signal, runtime);
     }
   } finally {
     slots.release();
@@ -328,9 +291,9 @@ async function send(
  */
 export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
   const transport = options.transport ?? httpsTransport(dynamoDbService(options));
-  const slots = new Slots();
+  const sender = { transport, slots: new Slots(MAX_IN_FLIGHT), runtime: options.runtime ?? REAL_RUNTIME };
   function call(operation: string, input: object, signal: AbortSignal, copies?: Copies) {
-    return send(transport, slots, operation, input, signal, copies);
+    return send(sender, operation, input, signal, copies);
   }
   return {
     async getItem(input, signal) {

@@ -71,8 +71,13 @@ export function roleParts(role: string): { kind: string; who: string } {
   return space < 0 ? { kind: role, who: '' } : { kind: role.slice(0, space), who: role.slice(space + 1) };
 }
 
-/** What `reason`, the cancellation reason of `action` in role `role`, says; undefined for None. */
-export function meaningOf(role: string, reason: CancellationReason, action: TransactItem): Meaning | undefined {
+/** What `reason`, the cancellation reason of `action` in role `role`, says at `now`; undefined for None. */
+export function meaningOf(
+  role: string,
+  reason: CancellationReason,
+  action: TransactItem,
+  now: number,
+): Meaning | undefined {
   switch (reason.code) {
     case 'None':
       return undefined;
@@ -83,19 +88,19 @@ export function meaningOf(role: string, reason: CancellationReason, action: Tran
     case 'ValidationError':
       return { kind: 'invalid' };
     case 'ConditionalCheckFailed':
-      return failedCondition(roleParts(role).kind, reason.item, action);
+      return failedCondition(roleParts(role).kind, reason.item, action, now);
     default:
       return { kind: 'unexplained' };
   }
 }
 
 /** A failed condition, by the kind of the action's role, from the item DynamoDB found (ALL_OLD). */
-function failedCondition(kind: string, found: Item | undefined, action: TransactItem): Meaning {
+function failedCondition(kind: string, found: Item | undefined, action: TransactItem, now: number): Meaning {
   switch (kind) {
     case 'counter':
       return counterFound(found as Counter | undefined, action);
     case 'claim':
-      return claimFound(found, action);
+      return claimFound(found, action, now);
     case 'record':
       return { kind: 'changed', current: found };
     case 'outcome':
@@ -108,9 +113,9 @@ function failedCondition(kind: string, found: Item | undefined, action: Transact
 }
 
 /** A claim as found: expired (by now), or kept for this request (the same fingerprint as the action's) or another. */
-function claimFound(found: Item | undefined, action: TransactItem): Meaning {
+function claimFound(found: Item | undefined, action: TransactItem, now: number): Meaning {
   const expires = found?.[EXPIRES];
-  if (found === undefined || typeof expires !== 'number' || expires * 1000 <= Date.now()) return { kind: 'expired' };
+  if (found === undefined || typeof expires !== 'number' || expires * 1000 <= now) return { kind: 'expired' };
   const mine = 'Put' in action ? action.Put.Item.fingerprint : undefined;
   return found.fingerprint === mine ? { kind: 'replay', kept: found } : { kind: 'reused' };
 }
@@ -163,14 +168,18 @@ export interface Decision {
  * refuses, in order, the writes that do not fit (unless keys settled some: the others may fit now);
  * anything settled, or a claim expired, goes again; an intent gone, read again.
  */
-export function decide(meanings: Readonly<Record<string, Meaning | undefined>>, shares: readonly Share[]): Decision {
+export function decide(
+  meanings: Readonly<Record<string, Meaning | undefined>>,
+  shares: readonly Share[],
+  now: number,
+): Decision {
   const settled = new Map<string, Settled>();
   let expired = false;
   let intentGone = false;
   for (const [role, meaning] of Object.entries(meanings)) {
     const { kind, who } = roleParts(role);
     // A claim that expired between meaningOf and here replays nothing: claimed anew, as one expired.
-    const replay = meaning?.kind === 'replay' && replayOf(meaning.kept, shares.find((s) => s.who === who)?.claim);
+    const replay = meaning?.kind === 'replay' && replayOf(meaning.kept, shares.find((s) => s.who === who)?.claim, now);
     if (replay) settled.set(who, replay);
     if (meaning?.kind === 'reused') settled.set(who, new KeyReused());
     if (meaning?.kind === 'expired' || replay === undefined) expired = true;

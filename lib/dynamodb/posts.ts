@@ -61,8 +61,9 @@ export function postTransaction(
   counter: Counter,
   posts: readonly NewTodo[],
   writes: readonly PostWrite[],
+  { token, now }: { token: string; now: number },
 ): Transaction<Role> {
-  const transaction = new Transaction<Role>().add(
+  const transaction = new Transaction<Role>(token).add(
     'counter',
     counterMove(
       table,
@@ -75,7 +76,7 @@ export function postTransaction(
       Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const claim = posts[index]?.claim;
-    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }));
+    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }, now));
   }
   return transaction;
 }
@@ -110,7 +111,7 @@ export async function createPosts(
   // A batch of several is one process with many requests at once (the emulator): its one
   // transaction writes them all, so it goes on from the counter as it is rather than queue each.
   const batch = posts.length > 1;
-  if (!batch && (state.counter === undefined || Date.now() < state.othersUntil)) {
+  if (!batch && (state.counter === undefined || table.runtime.now() < state.othersUntil)) {
     return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
   }
   const outcomes = await writeTogether(table, state, posts, signal, batch);
@@ -142,7 +143,8 @@ function writeTogether(
       const counter = state.counter ?? (await readCounter(table, signal));
       if (counter === undefined) throw new Error(`table ${table.name} has no id counter`);
       const writes = planPosts(counter, posts, open);
-      const transaction = postTransaction(table.name, counter, posts, writes);
+      const made = { token: table.runtime.uuid(), now: table.runtime.now() };
+      const transaction = postTransaction(table.name, counter, posts, writes, made);
       const watch = watchPosts(table, state, counter, signal, contended);
       const committed = await commit(table, transaction, signal, watch);
       if (committed === 'superseded') {
@@ -156,7 +158,7 @@ function writeTogether(
         continue;
       }
       const { meanings, codes } = committed.cancelled;
-      const { settled, next } = decide(meanings, postShares(posts, writes));
+      const { settled, next } = decide(meanings, postShares(posts, writes), table.runtime.now());
       for (const [who, outcome] of settled) outcomes[Number(who)] = postOutcome(outcome);
       if (next.kind === 'size the list') {
         await sizeList(table, signal);
@@ -168,7 +170,7 @@ function writeTogether(
         continue;
       }
       if (next.kind !== 'moved' || next.counter === undefined) throw new Error(`POSTs cancelled for ${codes}`);
-      othersWrite(state, next.counter);
+      othersWrite(table, state, next.counter);
       if (!race) return outcomes;
     }
   });
@@ -194,14 +196,14 @@ function watchPosts(
     superseded: async () => {
       const now = await readCounter(table, signal);
       if (now === undefined || now.next === counter.next) return false;
-      othersWrite(state, now);
+      othersWrite(table, state, now);
       return true;
     },
   };
 }
 
 /** Another container moved the counter: it is taken as it is now, and this container's POSTs queue for a while. */
-function othersWrite(state: PostState, counter: Counter): void {
+function othersWrite(table: TableAccess, state: PostState, counter: Counter): void {
   state.counter = counter;
-  state.othersUntil = Date.now() + HEAD_LEASE_MS;
+  state.othersUntil = table.runtime.now() + HEAD_LEASE_MS;
 }

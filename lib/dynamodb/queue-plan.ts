@@ -42,7 +42,7 @@ export interface StoredOutcome {
   readonly refused?: 'full' | 'reused' | 'withdrawn';
 }
 
-export function intentId(now: number, random: () => number = Math.random): number {
+export function intentId(now: number, random: () => number): number {
   return now * 1000 + Math.floor(random() * 1000);
 }
 

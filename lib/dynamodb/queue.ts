@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { claimPut } from './claims';
@@ -72,9 +71,9 @@ export function outcomeKey(uuid: string): { pk: string; id: number } {
   return { pk: `DONE#${uuid}`, id: 0 };
 }
 
-/** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from now. */
-function expiresIn(seconds: number): number {
-  return Math.ceil(Date.now() / 1000) + seconds;
+/** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from `now`. */
+function expiresIn(seconds: number, now: number): number {
+  return Math.ceil(now / 1000) + seconds;
 }
 
 /** A queued POST: its intent written, it waits for its outcome, committing the queue when at its head. */
@@ -87,28 +86,25 @@ export async function queuePost(
 ): Promise<Outcome> {
   const mine = await putIntent(table, post, signal);
   const giveUp = new AbortController();
-  const retractAt = setTimeout(
-    () => {
-      giveUp.abort(new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }));
-    },
-    deadline - RETRACT_BEFORE_MS - Date.now(),
-  );
+  const cancelRetract = table.runtime.after(deadline - RETRACT_BEFORE_MS - table.runtime.now(), () => {
+    giveUp.abort(new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }));
+  });
   try {
     return await waitFor(table, state, post, mine, AbortSignal.any([signal, giveUp.signal]));
   } catch (error) {
     if (signal.aborted) throw error;
     return await retract(table, mine, signal, error);
   } finally {
-    clearTimeout(retractAt);
+    cancelRetract();
   }
 }
 
 /** Writes the POST's intent; a retry of the put whose first attempt landed finds it there: done. */
 async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal): Promise<Intent> {
-  const uuid = randomUUID();
+  const uuid = table.runtime.uuid();
   for (;;) {
     const intent: Intent = {
-      id: intentId(Date.now()),
+      id: intentId(table.runtime.now(), table.runtime.random),
       uuid,
       title: post.title,
       ...(post.claim && { claim: post.claim }),
@@ -117,7 +113,11 @@ async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal)
       await table.dynamodb.putItem(
         {
           TableName: table.name,
-          Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60) },
+          Item: {
+            pk: COUNTER_KEY.pk,
+            ...intent,
+            [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now()),
+          },
           ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
           ExpressionAttributeNames: { '#uuid': 'uuid' },
           ExpressionAttributeValues: { ':uuid': uuid },
@@ -151,7 +151,7 @@ async function waitFor(
     if (place.kind === 'committed')
       return { value: { id: place.id, title: post.title, completed: false }, replayed: false };
     if (place.kind === 'gone') return settledOutcome(await readOutcome(table, mine.uuid, signal));
-    const now = Date.now();
+    const now = table.runtime.now();
     let commits = place.kind === 'head';
     if (place.kind === 'waiting' && place.head !== undefined) {
       state.othersUntil = now + HEAD_LEASE_MS;
@@ -159,7 +159,7 @@ async function waitFor(
       if (now - head.since > HEAD_LEASE_MS) {
         commits = await takeOver(table, place.head.id, mine.uuid, signal);
         // Another POST has taken the head over: give it a lease before trying again.
-        if (!commits) head = { id: place.head.id, since: Date.now() };
+        if (!commits) head = { id: place.head.id, since: table.runtime.now() };
       }
     }
     if (commits) {
@@ -167,7 +167,8 @@ async function waitFor(
       if (outcome !== undefined) return outcome;
       continue;
     }
-    await pause(pauseBeforeLook(state.commitMs, head === undefined ? 0 : Date.now() - head.since), signal);
+    const headStillFor = head === undefined ? 0 : table.runtime.now() - head.since;
+    await pause(pauseBeforeLook(state.commitMs, headStillFor), signal, table.runtime);
   }
 }
 
@@ -224,7 +225,7 @@ async function commitQueue(
   mine: string,
   signal: AbortSignal,
 ): Promise<Outcome | undefined> {
-  const started = Date.now();
+  const started = table.runtime.now();
   const { counter, intents } = await readQueue(table, signal);
   if (counter.bytes === undefined) {
     await sizeList(table, signal);
@@ -232,15 +233,20 @@ async function commitQueue(
   }
   let decided: Decided = NOTHING_DECIDED;
   for (;;) {
-    const plan = planCommit(counter, intents, mine, Date.now(), decided);
-    const committed = await commit(table, commitTransaction(table.name, plan), signal, {
-      // A commit that met another on the counter can never apply once the counter moved.
-      superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
-    });
-    if (committed === 'applied') return afterCommit(state, plan, mine, started);
+    const plan = planCommit(counter, intents, mine, table.runtime.now(), decided);
+    const committed = await commit(
+      table,
+      commitTransaction(table.name, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
+      signal,
+      {
+        // A commit that met another on the counter can never apply once the counter moved.
+        superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
+      },
+    );
+    if (committed === 'applied') return afterCommit(state, plan, mine, table.runtime.now() - started);
     if (committed === 'superseded') return undefined;
     const { meanings, codes } = committed.cancelled;
-    const { settled, next } = decide(meanings, commitShares(plan));
+    const { settled, next } = decide(meanings, commitShares(plan), table.runtime.now());
     if (next.kind === 'size the list') await sizeList(table, signal);
     // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
     if (next.kind !== 'again') {
@@ -255,10 +261,10 @@ async function commitQueue(
 }
 
 /** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
-function afterCommit(state: PostState, plan: CommitPlan, mine: string, started: number): Outcome | undefined {
+function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: number): Outcome | undefined {
   const todos = plan.writes.map(({ todo }) => todo);
   state.counter = { next: plan.counter.next + todos.length, bytes: (plan.counter.bytes ?? 0) + bytesOf(todos) };
-  state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * (Date.now() - started);
+  state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * tookMs;
   log('debug', {
     message: 'commit',
     intents: plan.writes.length,
@@ -272,9 +278,13 @@ function afterCommit(state: PostState, plan: CommitPlan, mine: string, started: 
 }
 
 /** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
-export function commitTransaction(table: string, plan: CommitPlan): Transaction<CommitRole> {
+export function commitTransaction(
+  table: string,
+  plan: CommitPlan,
+  { token, now }: { token: string; now: number },
+): Transaction<CommitRole> {
   const todos = plan.writes.map(({ todo }) => todo);
-  const transaction = new Transaction<CommitRole>().add(
+  const transaction = new Transaction<CommitRole>(token).add(
     'counter',
     counterMove(table, plan.counter, todos, recentAfter(plan)),
   );
@@ -282,11 +292,11 @@ export function commitTransaction(table: string, plan: CommitPlan): Transaction<
     transaction.add(`record ${intent.uuid}`, {
       Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
     });
-    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, { todo }));
-    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }));
+    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, { todo }, now));
+    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }, now));
   }
   for (const intent of plan.settledIntents) {
-    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, plan.settled.get(intent.uuid) ?? {}));
+    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, plan.settled.get(intent.uuid) ?? {}, now));
   }
   for (const intent of [...plan.writes.map(({ intent: written }) => written), ...plan.settledIntents, ...plan.drops]) {
     transaction.add(`intent ${intent.id}`, {
@@ -304,11 +314,11 @@ export function commitTransaction(table: string, plan: CommitPlan): Transaction<
  * A POST's outcome, on condition that it has none yet: a POST that took itself back, or whose
  * intent a late copy of its put wrote again after it was committed, is not written again.
  */
-function outcomePut(table: string, uuid: string, outcome: StoredOutcome): { Put: PutInput } {
+function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: number): { Put: PutInput } {
   return {
     Put: {
       TableName: table,
-      Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S) },
+      Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -321,7 +331,7 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome): { Put:
  * commit wrote it). A retry of the mark finds its own.
  */
 async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
-  const now = Date.now();
+  const now = table.runtime.now();
   try {
     await table.dynamodb.updateItem(
       {
@@ -361,7 +371,8 @@ function settledOutcome(stored: StoredOutcome | undefined): Outcome {
  */
 async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
   try {
-    await table.dynamodb.putItem(outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }).Put, signal);
+    const withdrawn = outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }, table.runtime.now());
+    await table.dynamodb.putItem(withdrawn.Put, signal);
   } catch (error) {
     if (!conditionFailed(error)) throw error;
     return settledOutcome(await readOutcome(table, mine.uuid, signal));

@@ -95,12 +95,13 @@ export function rewriteTransaction(
   table: string,
   change: Change,
   claim: IdempotencyClaim | undefined,
+  { token, now }: { token: string; now: number },
 ): Transaction<Role> {
-  const transaction = new Transaction<Role>().add('record', change.write);
+  const transaction = new Transaction<Role>(token).add('record', change.write);
   if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
   if (claim !== undefined) {
     const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.todo };
-    transaction.add('claim', claimPut(table, claim, kept));
+    transaction.add('claim', claimPut(table, claim, kept, now));
   }
   return transaction;
 }
@@ -123,13 +124,14 @@ export function rewrite(
     for (;;) {
       if (current === undefined) {
         const kept = claim && (await getItem(table, claimKey(claim.key), signal));
-        return kept && replayOf(kept, claim);
+        return kept && replayOf(kept, claim, table.runtime.now());
       }
       const meets = precondition === undefined || precondition(toTodo(current));
       // Without a key a failed precondition writes nothing at all: the read is its answer.
       if (!meets && claim === undefined) throw new PreconditionFailed();
       const planned = meets ? change(current) : refusedChange(table.name, current);
-      const committed = await commit(table, rewriteTransaction(table.name, planned, claim), signal, {
+      const made = { token: table.runtime.uuid(), now: table.runtime.now() };
+      const committed = await commit(table, rewriteTransaction(table.name, planned, claim, made), signal, {
         metOthers: (met) => {
           if (met.claim?.kind === 'conflict') contended();
         },
@@ -138,7 +140,8 @@ export function rewrite(
       if (committed === 'applied') return { value: planned.todo, replayed: false };
       if (committed === 'superseded') continue;
       const { meanings, codes } = committed.cancelled;
-      const { settled, next } = decide(meanings, [{ who: '', claim, bytes: () => planned.growth }]);
+      const shares = [{ who: '', claim, bytes: () => planned.growth }];
+      const { settled, next } = decide(meanings, shares, table.runtime.now());
       const answer = settled.get('');
       if (answer instanceof Error) throw answer;
       if (answer !== undefined && answer !== 'done') return answer;

@@ -17,7 +17,7 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     const counter = await readCounter(table, signal);
     if (counter !== undefined) return counter;
     const fresh: Counter = { next: FIRST_NEW_ID, bytes: bytesOf(SEED_TODOS) };
-    const transaction = new Transaction<'counter' | `record ${number}`>().add('counter', {
+    const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid()).add('counter', {
       Put: {
         TableName: table.name,
         Item: { ...COUNTER_KEY, ...fresh },
@@ -34,6 +34,6 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     const { meanings, codes } = committed.cancelled;
     // Another container seeded first: look again.
     if (meanings.counter?.kind !== 'moved') throw new Error(`the seed was cancelled for ${codes}`);
-    await backoff(signal, attempt);
+    await backoff(signal, attempt, table.runtime);
   }
 }

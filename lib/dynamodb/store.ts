@@ -9,6 +9,7 @@ import {
 } from '../errors';
 import type { Deadline, Todo, TodoPatch, TodoStore, WriteOptions, Written } from '../todos';
 import { unlessAborted } from '../abort';
+import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type NewTodo } from './posts';
 import type { PostState } from './queue';
@@ -35,13 +36,11 @@ const MAX_BATCH_ACTIONS = 99;
 /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
 const DEFAULT_BUDGET_MS = 9_000;
 
-function defaultDeadline(): Deadline {
-  return Date.now() + DEFAULT_BUDGET_MS;
-}
-
 export interface DynamoDbStoreOptions {
   /** Items per Query page; DynamoDB's own 1 MB page applies too. Small values test pagination. */
   readonly pageSize?: number;
+  /** The time and chance the store uses: the real ones by default; the simulator's in harness/simulation/. */
+  readonly runtime?: Runtime;
   /**
    * Whether POSTs that arrive while a transaction is in flight go together in the next one (the
    * default). Off, each POST is written on its own: `npm run bench -- batching` measures what it is worth.
@@ -74,7 +73,7 @@ export class DynamoDbTodoStore implements TodoStore {
     table: string,
     private readonly options: DynamoDbStoreOptions = {},
   ) {
-    this.#table = { name: table, dynamodb };
+    this.#table = { name: table, dynamodb, runtime: options.runtime ?? REAL_RUNTIME };
   }
 
   list(deadline?: Deadline): Promise<Todo[]> {
@@ -96,7 +95,7 @@ export class DynamoDbTodoStore implements TodoStore {
    * request in one) costs a few transactions, not one each. On Lambda a container holds one
    * request at a time: each POST goes alone.
    */
-  create(title: string, { deadline = defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
+  create(title: string, { deadline = this.#defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
       deadline,
       (signal) =>
@@ -151,12 +150,10 @@ export class DynamoDbTodoStore implements TodoStore {
    */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const abort = new AbortController();
-    const timer = setTimeout(
-      () => {
-        abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
-      },
-      (deadline ?? defaultDeadline()) - Date.now(),
-    );
+    const { runtime } = this.#table;
+    const stop = runtime.after((deadline ?? this.#defaultDeadline()) - runtime.now(), () => {
+      abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
+    });
     try {
       await unlessAborted(this.#seed(abort.signal), abort.signal);
       // Not raced against the deadline here: the operation ends by it itself (each DynamoDB call is),
@@ -166,8 +163,13 @@ export class DynamoDbTodoStore implements TodoStore {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });
     } finally {
-      clearTimeout(timer);
+      stop();
     }
+  }
+
+  /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
+  #defaultDeadline(): Deadline {
+    return this.#table.runtime.now() + DEFAULT_BUDGET_MS;
   }
 
   /** Seeds the table once per container; a failed seed is tried again by the next request. */

@@ -1,4 +1,5 @@
 import type { Todo } from '../todos';
+import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
 /**
@@ -25,10 +26,11 @@ export const MAX_TRANSACTION_BYTES = 3_500_000;
 /** A generous size of an item beyond its title: key, attribute names, numbers. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
-/** How the store's parts reach the table: its name and DynamoDB (lib/dynamodb/client.ts). */
+/** How the store's parts reach the table: its name, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
 export interface TableAccess {
   readonly name: string;
   readonly dynamodb: DynamoDb;
+  readonly runtime: Runtime;
 }
 
 export function todoKey(id: number): { pk: string; id: number } {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { backoff } from '../abort';
 import { DynamoDbError, type CancellationReason, type TransactItem } from './client';
 import { VERDICT, meaningOf, type Meaning } from './decisions';
@@ -28,11 +27,13 @@ export type Reason = CancellationReason;
 export type Meanings<Role extends string> = Partial<Readonly<Record<Role, Meaning>>>;
 
 export class Transaction<Role extends string> {
-  readonly token = randomUUID();
   /** Every copy sent with the token, by every layer: the transaction's fate (lib/dynamodb/outcome.ts). */
   readonly copies = new Copies();
   readonly #roles: Role[] = [];
   readonly #actions: TransactItem[] = [];
+
+  /** `token`: its ClientRequestToken, one of its own (the store's runtime draws it). */
+  constructor(readonly token: string) {}
 
   /** Adds an action under `role`, which no other action of this transaction has. */
   add(role: Role, action: TransactItem): this {
@@ -52,13 +53,13 @@ export class Transaction<Role extends string> {
   }
 
   /** A cancellation's reasons, in the order DynamoDB gives them, read by the roles of their actions (lib/dynamodb/decisions.ts). */
-  read(reasons: readonly Reason[]): Cancellation<Role> {
+  read(reasons: readonly Reason[], now: number): Cancellation<Role> {
     const meanings: Partial<Record<Role, Meaning>> = {};
     const codes: string[] = [];
     this.#roles.forEach((role, i) => {
       const reason = reasons[i];
       const action = this.#actions[i];
-      const meaning = reason && action && meaningOf(role, reason, action);
+      const meaning = reason && action && meaningOf(role, reason, action, now);
       if (meaning === undefined) return;
       meanings[role] = meaning;
       codes.push(`${role}: ${reason?.code ?? ''}`);
@@ -122,13 +123,13 @@ export async function commit<Role extends string>(
       // pass, the deadline) ends the transaction, and no caller builds a new one after it.
       if (reasons === undefined && !(error instanceof DynamoDbError && error.copy !== 'not applied')) throw error;
     }
-    const cancellation = transaction.read(reasons ?? []);
+    const cancellation = transaction.read(reasons ?? [], table.runtime.now());
     const { verdict } = cancellation;
     if (verdict === 'final' || (verdict === 'refused' && transaction.copies.fate === 'not applied')) {
       return { cancelled: cancellation };
     }
     if (verdict === 'met others') watch.metOthers?.(cancellation.meanings);
     if (transaction.copies.fate === 'not applied' && (await watch.superseded?.())) return 'superseded';
-    await backoff(signal, round);
+    await backoff(signal, round, table.runtime);
   }
 }

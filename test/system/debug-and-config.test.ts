@@ -7,6 +7,7 @@ import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness
 import { freePort } from '../../harness/project';
 import { withScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
+import { suggestedPort } from '../support/ports';
 
 /** One command of the framework: loading it takes about 1.5 s idle; this allows for a busy machine. */
 const COMMAND_WITHIN_MS = 60_000;
@@ -127,10 +128,11 @@ describe('a LAMBDA_PORT that is PORT', () => {
       const lambdaPort = port === '' ? '3000' : port;
       await withScratchCopy(async (dir) => {
         const result = await mistake(['offline'], { PORT: port, LAMBDA_PORT: lambdaPort }, dir);
+        const suggested = suggestedPort(JSON.stringify(result), 'LAMBDA_PORT', Number(lambdaPort));
         expect(result).toEqual(
           stoppedWith(
             `Port ${lambdaPort} is both ${setting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint ` +
-              `need one each: choose another, e.g. LAMBDA_PORT=${Number(lambdaPort) + 1}`,
+              `need one each: choose another, e.g. LAMBDA_PORT=${suggested}`,
           ),
         );
         expect(existsSync(join(dir, '.esbuild'))).toBe(false);

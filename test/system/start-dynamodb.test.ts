@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { runCommand } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline } from '../../harness/offline';
 import { freePort } from '../../harness/project';
+import { suggestedPort } from '../support/ports';
 
 /**
  * `npm run start:dynamodb` says what it is doing, a line a step, while it takes its seconds to
@@ -52,10 +53,12 @@ describe('npm run start:dynamodb', () => {
       await new Promise<void>((resolve) => busy.listen(0, 'localhost', resolve));
       const { port } = busy.address() as AddressInfo;
       try {
-        expect(await startDynamoDbWith({ PORT: String(port), DYNAMODB_ENDPOINT: '' })).toEqual({
+        const result = await startDynamoDbWith({ PORT: String(port), DYNAMODB_ENDPOINT: '' });
+        const suggested = suggestedPort(result.lines[0] ?? '', 'PORT', port);
+        expect(result).toEqual({
           code: 1,
           lines: [
-            `Port ${port} (PORT) is in use, so the API cannot listen there: stop what runs on it, or choose another, e.g. PORT=${port + 1}`,
+            `Port ${port} (PORT) is in use, so the API cannot listen there: stop what runs on it, or choose another, e.g. PORT=${suggested}`,
           ],
         });
       } finally {
@@ -69,14 +72,14 @@ describe('npm run start:dynamodb', () => {
     'stops in one line on a LAMBDA_PORT that is PORT, before it starts DynamoDB Local or creates a table',
     async () => {
       const port = await freePort();
-      expect(await startDynamoDbWith({ PORT: String(port), LAMBDA_PORT: String(port), DYNAMODB_ENDPOINT: '' })).toEqual(
-        {
-          code: 1,
-          lines: [
-            `Port ${port} is both PORT and LAMBDA_PORT, but the API and the Lambda invoke endpoint need one each: choose another, e.g. LAMBDA_PORT=${port + 1}`,
-          ],
-        },
-      );
+      const result = await startDynamoDbWith({ PORT: String(port), LAMBDA_PORT: String(port), DYNAMODB_ENDPOINT: '' });
+      const suggested = suggestedPort(result.lines[0] ?? '', 'LAMBDA_PORT', port);
+      expect(result).toEqual({
+        code: 1,
+        lines: [
+          `Port ${port} is both PORT and LAMBDA_PORT, but the API and the Lambda invoke endpoint need one each: choose another, e.g. LAMBDA_PORT=${suggested}`,
+        ],
+      });
     },
     START_WITHIN_MS,
   );

@@ -28,9 +28,11 @@ const claim = (key: string, fingerprint = `print of ${key}`): IdempotencyClaim =
  * by default with a record of no concern to the test (another request's, or an expired claim's).
  */
 const kept = (of: IdempotencyClaim, todo: Todo = { id: 9, title: 'kept', completed: false }) =>
-  claimPut(TABLE, of, { todo }).Put.Item;
+  claimPut(TABLE, of, { todo }, Date.now()).Put.Item;
 const failed = (item?: Record<string, unknown>): Reason => ({ code: 'ConditionalCheckFailed', ...(item && { item }) });
 const NONE: Reason = { code: 'None' };
+/** A transaction's token and the time it was made at, as the store's runtime gives them. */
+const MADE = { token: 'token', now: Date.now() };
 
 /** The reasons DynamoDB would give: `byRole`'s reason at each action's place, None elsewhere. */
 function reasonsFor<Role extends string>(
@@ -46,7 +48,7 @@ function decided<Role extends string>(
   byRole: Partial<Record<string, Reason>>,
   shares: Parameters<typeof decide>[1],
 ): Decision {
-  return decide(transaction.read(reasonsFor(transaction, byRole)).meanings, shares);
+  return decide(transaction.read(reasonsFor(transaction, byRole), Date.now()).meanings, shares, Date.now());
 }
 
 describe('a transaction’s actions and their roles', () => {
@@ -58,18 +60,18 @@ describe('a transaction’s actions and their roles', () => {
         fc.constantFrom('ConditionalCheckFailed', 'TransactionConflict', 'ThrottlingError'),
         fc.nat(),
         (order, code, pick) => {
-          const transaction = new Transaction<(typeof roles)[number]>();
+          const transaction = new Transaction<(typeof roles)[number]>('token');
           for (const role of order) transaction.add(role, { Delete: { TableName: TABLE, Key: { role } } });
           const failing = order[pick % order.length] ?? 'counter';
           const reasons = order.map((role) => (role === failing ? { code } : NONE));
-          expect(Object.keys(transaction.read(reasons).meanings)).toEqual([failing]);
+          expect(Object.keys(transaction.read(reasons, Date.now()).meanings)).toEqual([failing]);
         },
       ),
     );
   });
 
   it('refuses two actions under one role', () => {
-    const transaction = new Transaction<'counter'>().add('counter', {
+    const transaction = new Transaction<'counter'>('token').add('counter', {
       Delete: { TableName: TABLE, Key: {} },
     });
     expect(() => transaction.add('counter', { Delete: { TableName: TABLE, Key: {} } })).toThrow(
@@ -78,19 +80,19 @@ describe('a transaction’s actions and their roles', () => {
   });
 
   it('gives each transaction a token of its own', () => {
-    expect(new Transaction().token).not.toBe(new Transaction().token);
+    expect(new Transaction('a').token).not.toBe(new Transaction('b').token);
   });
 
   it('reads a cancellation by the decision table: a conflict or a throttle met others; a condition that cannot hold again is final; one that may is refused', () => {
     const counter = { next: 10, bytes: 1_000 };
-    const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>()
+    const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>('token')
       .add('counter', counterMove(TABLE, counter, [{ id: 10, title: 't', completed: false }]))
       .add('record 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('claim 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('intent 7', { Delete: { TableName: TABLE, Key: {} } })
       .add('outcome u', { Delete: { TableName: TABLE, Key: {} } });
     const verdict = (byRole: Partial<Record<string, Reason>>) =>
-      transaction.read(reasonsFor(transaction, byRole)).verdict;
+      transaction.read(reasonsFor(transaction, byRole), Date.now()).verdict;
     expect(verdict({ counter: { code: 'TransactionConflict' } })).toBe('met others');
     expect(verdict({ 'record 0': { code: 'ThrottlingError' } })).toBe('met others');
     expect(verdict({})).toBe('met others');
@@ -107,11 +109,11 @@ describe('a transaction’s actions and their roles', () => {
     expect(verdict({ 'intent 7': failed(), 'outcome u': failed() })).toBe('final');
     expect(verdict({ 'record 0': { code: 'ValidationError' } })).toBe('final');
     // A size change (a PUT's, a DELETE's) expects no `next`: its counter may have room later.
-    const resize = new Transaction<'counter'>().add('counter', sizeChange(TABLE, 10));
-    expect(resize.read([failed({ next: 99, bytes: MAX_LIST_BYTES })]).verdict).toBe('refused');
+    const resize = new Transaction<'counter'>('token').add('counter', sizeChange(TABLE, 10));
+    expect(resize.read([failed({ next: 99, bytes: MAX_LIST_BYTES })], Date.now()).verdict).toBe('refused');
     // The seed's counter, once there, is there for good.
-    const seed = new Transaction<'counter'>().add('counter', { Put: { TableName: TABLE, Item: {} } });
-    expect(seed.read([failed()]).verdict).toBe('final');
+    const seed = new Transaction<'counter'>('token').add('counter', { Put: { TableName: TABLE, Item: {} } });
+    expect(seed.read([failed()], Date.now()).verdict).toBe('final');
   });
 });
 
@@ -134,17 +136,17 @@ describe('what a cancellation of POSTs means', () => {
   });
 
   it('puts each POST’s record and claim under its own role, beside the counter', () => {
-    const transaction = postTransaction(TABLE, counter, posts, writes);
+    const transaction = postTransaction(TABLE, counter, posts, writes, MADE);
     expect(transaction.roles).toEqual(['counter', 'record 0', 'record 1', 'claim 1', 'record 2']);
     const reasons = reasonsFor(transaction, {
       'claim 1': failed(kept(claim('second'), { id: 4, title: 'second', completed: false })),
     });
-    expect(Object.keys(transaction.read(reasons).meanings)).toEqual(['claim 1']);
+    expect(Object.keys(transaction.read(reasons, Date.now()).meanings)).toEqual(['claim 1']);
   });
 
   /** What a cancellation of these POSTs decides. */
   function postDecision(byRole: Partial<Record<string, Reason>>, from = counter, batch = posts, planned = writes) {
-    return decided(postTransaction(TABLE, from, batch, planned), byRole, postShares(batch, planned));
+    return decided(postTransaction(TABLE, from, batch, planned, MADE), byRole, postShares(batch, planned));
   }
 
   it('tries again from where the counter is when another container moved it', () => {
@@ -222,12 +224,12 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   it('puts the record, the list’s size (only when it changes) and the key’s claim under their roles', () => {
     const completedOnly = putChange(TABLE, 7, { completed: true })(current);
     expect(completedOnly.growth).toBe(0);
-    expect(rewriteTransaction(TABLE, completedOnly, keyed).roles).toEqual(['record', 'claim']);
+    expect(rewriteTransaction(TABLE, completedOnly, keyed, MADE).roles).toEqual(['record', 'claim']);
     const retitled = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
-    const transaction = rewriteTransaction(TABLE, retitled, keyed);
+    const transaction = rewriteTransaction(TABLE, retitled, keyed, MADE);
     expect(transaction.roles).toEqual(['record', 'counter', 'claim']);
     // The claim's reason is read as the claim's, though the counter's action came before it.
-    const { meanings } = transaction.read([NONE, NONE, failed(kept(keyed, current))]);
+    const { meanings } = transaction.read([NONE, NONE, failed(kept(keyed, current))], Date.now());
     expect(Object.keys(meanings)).toEqual(['claim']);
     expect(deleteChange(TABLE)(current).growth).toBe(-listBytes(current));
   });
@@ -235,7 +237,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   /** What a cancellation of a PUT of `current` (with `claim`) decides. */
   function rewriteDecision(byRole: Partial<Record<string, Reason>>, with_?: IdempotencyClaim) {
     const change: Change = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
-    return decided(rewriteTransaction(TABLE, change, with_), byRole, [
+    return decided(rewriteTransaction(TABLE, change, with_, MADE), byRole, [
       { who: '', claim: with_, bytes: () => change.growth },
     ]);
   }
@@ -270,8 +272,8 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   });
 
   it('reads the counter’s reason: moved (past the ids a POST gives), full or unsized', () => {
-    const move = new Transaction<'counter'>().add('counter', counterMove(TABLE, { next: 10, bytes: 5 }, []));
-    const meaning = (reason: Reason) => move.read([reason]).meanings.counter;
+    const move = new Transaction<'counter'>('token').add('counter', counterMove(TABLE, { next: 10, bytes: 5 }, []));
+    const meaning = (reason: Reason) => move.read([reason], Date.now()).meanings.counter;
     expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });
     expect(meaning(failed({ next: 10, bytes: 5 }))).toEqual({ kind: 'full', counter: { next: 10, bytes: 5 } });
     expect(meaning(failed({ next: 10 }))).toEqual({ kind: 'unsized' });

@@ -48,7 +48,7 @@ function claim(key: string, fingerprint = `print of ${key}`): IdempotencyClaim {
 
 /** A claim's item as the store writes it (claimPut), which DynamoDB returns with a failed condition (ALL_OLD). */
 function keptClaim(of: IdempotencyClaim, todo: Todo) {
-  return claimPut('todos', of, { todo }).Put.Item;
+  return claimPut('todos', of, { todo }, Date.now()).Put.Item;
 }
 
 /** Up to 40 intents in the queue's order (by id), each of its own POST. */
@@ -199,9 +199,12 @@ describe('decide, for the queue: what a cancelled commit means', () => {
 
   /** What the queue's commit does with a cancellation of `plan` (lib/dynamodb/queue.ts): decide, as every write does. */
   function verdictOf(plan: CommitPlan, byRole: Partial<Record<CommitRole, Reason>>) {
-    const transaction = commitTransaction('todos', plan);
-    const { meanings } = transaction.read(transaction.roles.map((role) => byRole[role] ?? { code: 'None' }));
-    const { settled, next } = decide(meanings, commitShares(plan));
+    const transaction = commitTransaction('todos', plan, { token: 'token', now: Date.now() });
+    const { meanings } = transaction.read(
+      transaction.roles.map((role) => byRole[role] ?? { code: 'None' }),
+      Date.now(),
+    );
+    const { settled, next } = decide(meanings, commitShares(plan), Date.now());
     if (next.kind === 'again') return { kind: 'again', decided: decidedAfter(NOTHING_DECIDED, settled) };
     if (next.kind === 'moved' || next.kind === 'read again') return { kind: 'reread' };
     return { kind: next.kind };

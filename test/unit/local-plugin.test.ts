@@ -11,6 +11,7 @@ import ports from '../../serverless/plugins/local-workflow/ports.cjs';
 import banner from '../../serverless/plugins/local-workflow/startup-banner.cjs';
 import workFolders from '../../serverless/plugins/local-workflow/work-folders.cjs';
 import stageParams from '../../serverless/plugins/stage-params.cjs';
+import { suggestedPort } from '../support/ports';
 
 /**
  * The local workflow plugin (serverless/plugins/local-workflow.cjs) checks LOG_LEVEL and
@@ -46,8 +47,11 @@ describe('its ports (local-workflow/ports.cjs)', () => {
     await new Promise<void>((resolve) => busy.listen(0, 'localhost', resolve));
     const { port } = busy.address() as AddressInfo;
     try {
-      expect(await ports.portProblems({ PORT: String(await freePort()), LAMBDA_PORT: String(port) })).toEqual([
-        `Port ${port} (LAMBDA_PORT) is in use, so the Lambda invoke endpoint cannot listen there: stop what runs on it, or choose another, e.g. LAMBDA_PORT=${port + 1}`,
+      const apiPort = await freePort();
+      const problems = await ports.portProblems({ PORT: String(apiPort), LAMBDA_PORT: String(port) });
+      const suggested = suggestedPort(problems[0] ?? '', 'LAMBDA_PORT', port, apiPort);
+      expect(problems).toEqual([
+        `Port ${port} (LAMBDA_PORT) is in use, so the Lambda invoke endpoint cannot listen there: stop what runs on it, or choose another, e.g. LAMBDA_PORT=${suggested}`,
       ]);
     } finally {
       busy.close();
