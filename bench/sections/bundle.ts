@@ -17,13 +17,16 @@ export const SHIPPED: readonly string[] = [];
  * The budgets of each function's zip (what a deploy uploads, and Lambda fetches onto a new worker
  * before a cold start) and of its JS gzipped (what its size is once the zip's own overhead is set
  * aside). Set on 24 November 2026 at that day's figures (zips 17,778–18,321 bytes, gzip
- * 16,008–16,509, conditional requests included) with about 9 % to spare: a dependency of 1.7 KB
- * fails them, and the AWS SDK's client, bundled as before issue 27, is eight times over.
- * docs/performance.md says why. Sizes have
- * no noise: two packages of one tree are the same byte for byte.
+ * 16,008–16,509) with about 9 % to spare; raised on 26 November 2026 (20,000 / 18,000 before) by
+ * what issues 31 and 33 added (the outcome contract and the decision table, If-None-Match and
+ * If-Match on GET, AWS's partitions, the signing clock, the runtime: zips 20,750–21,458, gzip
+ * 18,739–19,386), which cold init, the figure a user feels, showed within its noise (+0.2 to
+ * +1.3 ms over d9f079e in one run of `coldInit --baseline d9f079e`), with about 5 % to spare. The
+ * AWS SDK's client, bundled as before issue 27, is still seven times over. docs/performance.md says
+ * why. Sizes have no noise: two packages of one tree are the same byte for byte.
  */
-export const ZIP_BUDGET: Budget = { limit: 20_000, noise: 0, unit: 'bytes' };
-export const GZIP_BUDGET: Budget = { limit: 18_000, noise: 0, unit: 'bytes' };
+export const ZIP_BUDGET: Budget = { limit: 22_500, noise: 0, unit: 'bytes' };
+export const GZIP_BUDGET: Budget = { limit: 20_500, noise: 0, unit: 'bytes' };
 
 /** A figure's budget fields, on this tree: a baseline's figure is measured beside it, held to nothing. */
 function heldIn(tree: Tree, value: number, budget: Budget): Partial<Row> {

@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { expect } from '@jest/globals';
 import { killGroup } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
+import { eventually } from '../../harness/wait';
 import { CHECKS } from '../../smoke/checks';
 import type { Report } from '../../smoke/run';
+import { startStageProxy, type StageProxy } from './stage-proxy';
 
 /**
  * `npm run smoke -- <url> --json <file>`, run as a user runs it, in a process group of its own,
@@ -103,4 +105,51 @@ export async function expectPassingRunThatLeavesTheList(url: string, list: () =>
   expect(result.status).toBe(0);
   expect(result.report?.records.left).toEqual([]);
   expect(await list()).toEqual(before);
+}
+
+/**
+ * `npm run smoke -- <url>` interrupted with Ctrl-C while its third POST is held by a proxy: it
+ * gives that POST up at once, deletes the two records it made, names the one that may still come
+ * in one line, and exits 130 within `exitsWithin` ms. Then the held POST is released, and its
+ * record, made within `recordWithin` ms, is the one the run named (`titled`). Returns the proxy (for the test to close) and that
+ * record, and what the run reported.
+ */
+export async function expectInterruptedWithAPostInFlight(
+  url: string,
+  list: () => Promise<unknown>,
+  { exitsWithin, recordWithin }: { exitsWithin: number; recordWithin: number },
+): Promise<{ proxy: StageProxy; late: { id: number; title: string }; report: Report | undefined }> {
+  const before = (await list()) as unknown[];
+  let posts = 0;
+  const proxy = await startStageProxy(url, { hold: (method) => method === 'POST' && ++posts === 3 });
+  const run = startSmoke([proxy.url]);
+  await proxy.holding;
+  run.interrupt();
+  await eventually(() => !run.running(), { within: exitsWithin, what: 'npm run smoke ending at Ctrl-C' });
+  const result = await run.finished;
+  expect(result.status).toBe(130);
+  const titled = result.report?.records.titled ?? '';
+  expect(linesOf(result.stderr)).toEqual([
+    'Interrupted: deleting the records this run created, then stopping',
+    `Cleanup: 1 POST got no answer and may still make a record, titled "${titled}…"`,
+  ]);
+  expect(result.stdout).toMatch(
+    /\nInterrupted: \d+ of \d+ checks ran\nCleanup: deleted the 2 records this run created\n/,
+  );
+  expect(result.report).toMatchObject({
+    result: 'interrupted',
+    records: { created: 2, deleted: 2, left: [], unanswered: 1 },
+  });
+  expect(await list()).toEqual(before);
+  // The POST given up reaches the stage after all: its record is the one the run named.
+  proxy.release();
+  const late = await eventually(
+    async () => {
+      const now = (await list()) as { id: number; title: string }[];
+      return now.length > before.length ? now.at(-1) : undefined;
+    },
+    { within: recordWithin, what: 'the POST given up making its record' },
+  );
+  expect(late.title.startsWith(titled)).toBe(true);
+  return { proxy, late, report: result.report };
 }

@@ -13,7 +13,13 @@ import { Contract } from '../../smoke/contract';
 import { runSmoke } from '../../smoke/run';
 import { CLEANUP_WITHIN_MS, REQUEST_WITHIN_MS, Stage } from '../../smoke/stage';
 import { startStageProxy, type StageProxy } from '../support/stage-proxy';
-import { linesOf, runSmokeCommand, SMOKE_WITHIN_MS, startSmoke } from '../support/smoke-command';
+import {
+  expectInterruptedWithAPostInFlight,
+  linesOf,
+  runSmokeCommand,
+  SMOKE_WITHIN_MS,
+  startSmoke,
+} from '../support/smoke-command';
 
 /**
  * `npm run smoke` against a stage made in this process: the five real handlers on the memory
@@ -420,37 +426,11 @@ describe('npm run smoke -- <base-url>', () => {
       'while a POST is in flight: gives it up, deletes the records it knows, says the one that may still come, exits 130',
       async () => {
         const stage = await startStage();
-        const before = await listed();
-        let posts = 0;
-        proxy = await startStageProxy(stage.url, { hold: (method) => method === 'POST' && ++posts === 3 });
-        const run = startSmoke([proxy.url]);
-        await proxy.holding;
-        run.interrupt();
-        await eventually(() => !run.running(), { within: EXITS_WITHIN_MS, what: 'npm run smoke ending at Ctrl-C' });
-        const result = await run.finished;
-        expect(result.status).toBe(130);
-        const titled = result.report?.records.titled ?? '';
-        expect(linesOf(result.stderr)).toEqual([
-          'Interrupted: deleting the records this run created, then stopping',
-          `Cleanup: 1 POST got no answer and may still make a record, titled "${titled}…"`,
-        ]);
-        expect(result.stdout).toMatch(
-          /\nInterrupted: \d+ of \d+ checks ran\nCleanup: deleted the 2 records this run created\n/,
-        );
-        expect(result.report).toMatchObject({
-          result: 'interrupted',
-          records: { created: 2, deleted: 2, left: [], unanswered: 1 },
+        const interrupted = await expectInterruptedWithAPostInFlight(stage.url, listed, {
+          exitsWithin: EXITS_WITHIN_MS,
+          recordWithin: SIGNAL_WITHIN_MS,
         });
-        // The POST given up reaches the stage after all: its record is the one the run named.
-        proxy.release();
-        const made = await eventually(
-          async () => {
-            const now = (await listed()) as { id: number; title: string }[];
-            return now.length > (before as unknown[]).length ? now.at(-1) : undefined;
-          },
-          { within: SIGNAL_WITHIN_MS, what: 'the held POST making its record' },
-        );
-        expect(made.title.startsWith(titled)).toBe(true);
+        proxy = interrupted.proxy;
       },
       SMOKE_WITHIN_MS,
     );
