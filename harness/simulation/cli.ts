@@ -1,16 +1,17 @@
 import { parseArgs } from 'node:util';
 import { exhaustive, parseScript, randomRuns, report, scriptText } from './explore';
+import type { Step } from './network';
 import { SCENARIOS } from './scenarios';
 import { run } from './world';
 
 /**
  * `npm run simulate`: the deterministic simulator of the DynamoDB store (docs/testing.md, "The
  * simulator"). By default, every scenario's exhaustive search to depth 5, then 1,000 random seeds
- * each. `--scenario NAME` for one; `--depth N`; `--seeds N`; `--script S --seed N` replays one
+ * each. `--scenario NAME` for one; `--depth N`; `--seeds N`; `--script S --seed N` (or `--rate R --seed N`, a workload's) replays one
  * run and prints its trace.
  */
 
-const USAGE = `usage: npm run simulate -- [--scenario NAME] [--depth N] [--seeds N] [--script FAULTS --seed N]
+const USAGE = `usage: npm run simulate -- [--scenario NAME] [--depth N] [--seeds N] [--script FAULTS | --rate R] [--seed N]
 scenarios: ${Object.keys(SCENARIOS).join('; ')}`;
 
 async function main(): Promise<number> {
@@ -20,6 +21,7 @@ async function main(): Promise<number> {
       depth: { type: 'string', default: '5' },
       seeds: { type: 'string', default: '1000' },
       script: { type: 'string' },
+      rate: { type: 'string' },
       seed: { type: 'string', default: '1' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -35,7 +37,8 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  if (values.script !== undefined) return replay(names[0] ?? '', values.script, Number(values.seed));
+  if (values.rate !== undefined) return replay(names[0] ?? '', { rate: Number(values.rate) }, Number(values.seed));
+  if (values.script !== undefined) return replay(names[0] ?? '', parseScript(values.script), Number(values.seed));
   let failed = false;
   for (const name of names) {
     const started = performance.now();
@@ -58,12 +61,13 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-async function replay(name: string, text: string, seed: number): Promise<number> {
+async function replay(name: string, faults: readonly Step[] | { rate: number }, seed: number): Promise<number> {
   const scenario = SCENARIOS[name];
   if (scenario === undefined) return 2;
-  const script = parseScript(text);
-  const result = await run(scenario, script, seed);
-  console.log(`${name}, script ${scriptText(script)}, seed ${seed}:`);
+  const result = await run(scenario, faults, seed);
+  console.log(
+    `${name}, ${'rate' in faults ? `faults at ${faults.rate}` : `script ${scriptText(faults)}`}, seed ${seed}:`,
+  );
   for (const line of result.trace) console.log(`  ${line}`);
   console.log(result.violations.length === 0 ? 'ok' : `FAILED: ${result.violations.join('; ')}`);
   return result.violations.length === 0 ? 0 : 1;

@@ -1,4 +1,4 @@
-import { FAULTS, LANDINGS, type Step } from './network';
+import { ALPHABET, type Step } from './network';
 import { SCENARIOS, WORKLOADS } from './scenarios';
 import { run, seeded, type RunResult } from './world';
 
@@ -9,11 +9,6 @@ import { run, seeded, type RunResult } from './world';
  * last fault (a longer one would meet nothing more). So the first failure found is a shortest one.
  * Random: many seeds, each a script drawn from the seed.
  */
-
-/** Every fault a copy can meet, held copies once for each place they can land. */
-export const ALPHABET: readonly Step[] = FAULTS.flatMap((fault): Step[] =>
-  fault === 'held' ? LANDINGS.map((landsAfter) => ({ fault, landsAfter })) : [{ fault }],
-);
 
 /** A script as text, for a trace and for the command that replays it: `held+1,throttle,500 after`. */
 export function scriptText(script: readonly Step[]): string {
@@ -41,7 +36,8 @@ export function parseScript(text: string): Step[] {
 
 export interface Failure {
   readonly scenario: string;
-  readonly script: readonly Step[];
+  /** The script its copies met, or the rate its faults were drawn at. */
+  readonly script: readonly Step[] | { readonly rate: number };
   readonly seed: number;
   readonly result: RunResult;
 }
@@ -74,12 +70,21 @@ export async function exhaustive(scenario: string, depth: number, seed = 1): Pro
   return { runs };
 }
 
-/** `count` runs of `scenario` from consecutive seeds, each a script of up to `depth` faults drawn from its seed. */
+/**
+ * The share of a workload's copies of writes that meet a fault, each drawn from the alphabet: far
+ * above what DynamoDB gives on a good day, so that a few hundred seeds meet every kind many times.
+ */
+export const WORKLOAD_FAULT_RATE = 0.1;
+
+/**
+ * `count` runs of `scenario` from consecutive seeds: for a request, a script of `depth` faults drawn
+ * from its seed; for a workload, faults drawn at WORKLOAD_FAULT_RATE on every copy.
+ */
 export async function randomRuns(scenario: string, firstSeed: number, count: number, depth: number): Promise<Explored> {
   const run1 = SCENARIOS[scenario];
   if (run1 === undefined) throw new Error(`no scenario "${scenario}"`);
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
-    const script = scriptFrom(seed, depth);
+    const script = WORKLOADS.includes(scenario) ? { rate: WORKLOAD_FAULT_RATE } : scriptFrom(seed, depth);
     const result = await run(run1, script, seed);
     if (result.violations.length > 0)
       return { runs: seed - firstSeed + 1, failure: { scenario, script, seed, result } };
@@ -97,7 +102,9 @@ export function scriptFrom(seed: number, depth: number): Step[] {
 export function report({ scenario, script, seed, result }: Failure): string {
   return [
     `${scenario}: ${result.violations.join('; ')}`,
-    `replay: npm run simulate -- --scenario '${scenario}' --script '${scriptText(script)}' --seed ${seed}`,
+    `replay: npm run simulate -- --scenario '${scenario}' ${
+      'rate' in script ? `--rate ${script.rate}` : `--script '${scriptText(script)}'`
+    } --seed ${seed}`,
     ...result.trace.map((line) => `  ${line}`),
   ].join('\n');
 }

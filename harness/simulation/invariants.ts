@@ -6,7 +6,8 @@ import type { Item } from './dynamodb';
  * docs/design.md states its state machine, and the ids': every scenario gives each POST a title
  * of its own, so a record is known by its title.
  *
- * - An id is used only with its record: the records from 3 have exactly the ids the counter gave.
+ * - An id is used only with its record: every id the counter gave was seen with its record (and
+ *   may be gone since, deleted), and no record holds an id the counter has not given.
  * - One record for one POST: no two records with one title.
  * - A POST's outcome is decided once: an outcome, once written, never changes.
  * - A withdrawn POST is never written: no commit gave an id to a POST whose outcome is withdrawn.
@@ -15,6 +16,8 @@ import type { Item } from './dynamodb';
 export class Invariants {
   /** Each queued POST's title, by uuid, from its intent. */
   readonly #titles = new Map<string, string>();
+  /** Every record id seen so far. */
+  readonly #seenIds = new Set<number>();
   /** Each outcome as first seen, by uuid. */
   readonly #outcomes = new Map<string, string>();
   readonly violations: string[] = [];
@@ -41,9 +44,18 @@ export class Invariants {
     if (counter === undefined) return [];
     const next = Number(counter.next);
     const ids = records.map(({ id }) => Number(id)).filter((id) => id >= 3);
-    const gaps = ids.some((id, i) => id !== 3 + i) || ids.length !== next - 3;
-    // A record deleted by a scenario's DELETE leaves its id unused for good: only the seeded ones are deleted here.
-    return gaps ? [`records ${JSON.stringify(ids)} where the counter gave ids up to ${next - 1}`] : [];
+    for (const id of ids) this.#seenIds.add(id);
+    // Every step is checked, so a record is seen once its POST committed, before any DELETE: an id
+    // the counter gave that was never seen is skipped; one seen and gone was deleted.
+    const skipped = Array.from({ length: Math.max(0, next - 3) }, (_, i) => i + 3).filter(
+      (id) => !this.#seenIds.has(id),
+    );
+    const beyond = ids.filter((id) => id >= next);
+    return skipped.length > 0 || beyond.length > 0
+      ? [
+          `ids ${JSON.stringify([...skipped, ...beyond])} given with no record, or held by a record past the counter (${next})`,
+        ]
+      : [];
   }
 
   #onePerPost(records: readonly Item[]): string[] {

@@ -59,6 +59,14 @@ export interface Step {
 /** The places a held copy may land: just before each of the next few copies, or after every other. */
 export const LANDINGS = [0, 1, 2, 3, 4, Infinity];
 
+/** Every fault a copy can meet, held copies once for each place they can land. */
+export const ALPHABET: readonly Step[] = FAULTS.flatMap((fault): Step[] =>
+  fault === 'held' ? LANDINGS.map((landsAfter) => ({ fault, landsAfter })) : [{ fault }],
+);
+
+/** What the copies of writes meet: a script, fault by fault, or a fault drawn for each at a rate. */
+export type Faults = readonly Step[] | { readonly rate: number; readonly random: () => number };
+
 const LEG_MS = 1;
 const SERVICE_MS = 2;
 const WRITES = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
@@ -126,7 +134,7 @@ export class Network {
   /** Copies of writes sent since the faults were turned on: the script's faults go to the first ones, in order. */
   #writes = 0;
   /** Undefined until the scenario has set up: no faults, and no copy counted. */
-  #script: readonly Step[] | undefined;
+  #faults: Faults | undefined;
   readonly #held: { landsAt: number; operation: string; body: string; copy: number }[] = [];
   readonly trace: TraceLine[] = [];
 
@@ -140,8 +148,8 @@ export class Network {
   ) {}
 
   /** From now on, the copies of writes meet `script`'s faults, in order. */
-  startFaults(script: readonly Step[]): void {
-    this.#script = script;
+  startFaults(faults: Faults): void {
+    this.#faults = faults;
   }
 
   /** How many copies of writes were sent: a script longer than this had faults that met nothing. */
@@ -150,10 +158,10 @@ export class Network {
   }
 
   readonly transport: Transport = (operation, body, signal) => {
-    const counted = this.#script !== undefined && WRITES.includes(operation);
+    const counted = this.#faults !== undefined && WRITES.includes(operation);
     const copy = counted ? ++this.#writes : 0;
     if (counted) this.#landHeld(copy);
-    const step = counted ? this.#script?.[copy - 1] : undefined;
+    const step = counted ? this.#stepFor(copy) : undefined;
     const kind = counted ? `copy ${copy}` : WRITES.includes(operation) ? 'set-up' : 'read';
     const label = `${kind} ${operation}${summary(body)}`;
     this.#log(`${label}: sent${step === undefined ? '' : ` (${step.fault})`}`);
@@ -212,6 +220,15 @@ export class Network {
         then(answered);
       });
     });
+  }
+
+  /** The fault the `copy`th copy of a write meets: the script's, or one drawn at the rate (or none). */
+  #stepFor(copy: number): Step | undefined {
+    const faults = this.#faults;
+    if (faults === undefined) return undefined;
+    if (!('rate' in faults)) return faults[copy - 1];
+    const { rate, random } = faults;
+    return random() < rate ? ALPHABET[Math.floor(random() * ALPHABET.length)] : undefined;
   }
 
   /** Every held copy lands now (the run is over: nothing is in flight for longer than this). */

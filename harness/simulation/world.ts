@@ -7,7 +7,7 @@ import type { Runtime } from '../../lib/runtime';
 import type { IdempotencyClaim, Todo, WriteOptions } from '../../lib/todos';
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
-import { Network, type Step } from './network';
+import { Network, type Faults, type Step } from './network';
 
 /**
  * One run of the simulator: the store's own code, unchanged, as one or more containers
@@ -99,8 +99,15 @@ function runtimeOf(clock: Clock, random: () => number): Runtime {
   };
 }
 
-/** Runs `scenario` under `script`, from `seed`. */
-export async function run(scenario: Scenario, script: readonly Step[], seed: number): Promise<RunResult> {
+/**
+ * Runs `scenario` from `seed`, its copies of writes meeting `faults`: a script, or faults drawn at a
+ * rate (from a source of their own, also from the seed, so that they do not shift the store's draws).
+ */
+export async function run(
+  scenario: Scenario,
+  faults: readonly Step[] | { readonly rate: number },
+  seed: number,
+): Promise<RunResult> {
   const clock = FakeTimers.createClock(START);
   const runtime = runtimeOf(clock, seeded(seed));
   const dynamodb = new SimulatedDynamoDb({ now: runtime.now });
@@ -113,14 +120,15 @@ export async function run(scenario: Scenario, script: readonly Step[], seed: num
       invariants.check(dynamodb.items(TABLE), step);
     },
   );
-  const world = worldOn({ dynamodb, network, runtime }, script);
+  const drawn: Faults = 'rate' in faults ? { rate: faults.rate, random: seeded(seed * 7919 + 1) } : faults;
+  const world = worldOn({ dynamodb, network, runtime }, drawn);
   const ran = await runToEnd(clock, world, scenario, network);
   return { ...ran, violations: [...invariants.violations, ...ran.violations] };
 }
 
 function worldOn(
   { dynamodb, network, runtime }: { dynamodb: SimulatedDynamoDb; network: Network; runtime: Runtime },
-  script: readonly Step[],
+  faults: Faults,
 ): World {
   return {
     dynamodb,
@@ -161,9 +169,9 @@ function worldOn(
         .map(({ id, title, completed }) => ({ id, title, completed }) as Todo),
     queueItems: () => dynamodb.items(TABLE).filter((item) => item.pk === 'COUNTER'),
     startFaults: () => {
-      network.startFaults(script);
+      network.startFaults(faults);
     },
-    faultFree: script.length === 0,
+    faultFree: 'rate' in faults ? faults.rate === 0 : faults.length === 0,
   };
 }
 

@@ -51,7 +51,7 @@ describe('the simulator', () => {
   });
 
   it.each(Object.keys(SCENARIOS))(
-    `%s: every script of up to ${DEPTH} faults (a workload's, of one), and ${SEEDS} random ones of five`,
+    `%s: every script of up to ${DEPTH} faults (a workload's, of one), and ${SEEDS} random runs (scripts of five; a workload's faults at a rate)`,
     async (scenario) => {
       const searched = await exhaustive(scenario, DEPTH);
       if (searched.failure) throw new Error(report(searched.failure));
