@@ -21,6 +21,8 @@ export class Invariants {
   /** Each outcome as first seen, by uuid. */
   readonly #outcomes = new Map<string, string>();
   readonly violations: string[] = [];
+  /** Each violation found so far, as found: one that lasts over many steps is reported at its first. */
+  readonly #found = new Set<string>();
 
   /** Checks the table's items after a step; `step` names it in a violation. */
   check(items: readonly Item[], step: string): void {
@@ -36,7 +38,9 @@ export class Invariants {
       ...this.#recent(records, counter),
     ];
     for (const violation of found) {
-      if (!this.violations.includes(violation)) this.violations.push(`after ${step}: ${violation}`);
+      if (this.#found.has(violation)) continue;
+      this.#found.add(violation);
+      this.violations.push(`after ${step}: ${violation}`);
     }
   }
 

@@ -101,8 +101,8 @@ export type Committed<Role extends string> = 'applied' | { readonly cancelled: C
 
 /**
  * Sends `transaction`, and sends it again with its own token, after a pause, until it is applied
- * or no copy of it can ever be (decide: a condition that will not hold again, or every copy
- * refused), or the signal aborts. Its fate is kept over every copy (`transaction.copies`), so a
+ * or no copy of it can ever be (a `final` cancellation, or a `refused` one with every copy
+ * refused: lib/dynamodb/decisions.ts), or the signal aborts. Its fate is kept over every copy (`transaction.copies`), so a
  * copy still on its way is never forgotten: a new token is built only once the old one cannot land.
  */
 export async function commit<Role extends string>(
