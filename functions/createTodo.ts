@@ -1,6 +1,6 @@
 import { answer, bodyText, created, httpHandler } from '../lib/http';
 import { idempotencyClaim } from '../lib/idempotency';
-import { newTodoTitle, parseJsonObject } from '../lib/input';
+import { newTodo, parseJsonObject } from '../lib/input';
 import { create } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
 
@@ -12,7 +12,7 @@ function createTodo(todos: Pick<TodoStore, 'create'>) {
   return httpHandler(async (event, deadline) => {
     const body = bodyText(event);
     const claim = idempotencyClaim(event, body);
-    return answer(await todos.create(newTodoTitle(parseJsonObject(body)), { deadline, claim }), created);
+    return answer(await todos.create(newTodo(parseJsonObject(body)), { deadline, claim }), created);
   });
 }
 

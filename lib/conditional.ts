@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidInput, PreconditionFailed } from './errors';
-import type { Precondition, Todo } from './todos';
+import { todoJson, type Precondition, type Todo } from './todos';
 
 /**
  * Conditional requests (RFC 9110 §13), so that two clients editing one record cannot overwrite
@@ -25,7 +25,7 @@ export function etagOf(body: string): string {
 
 /** The entity tag of a Todo's JSON, as its GET, PUT and POST answers give it. */
 export function todoEtag(todo: Todo): string {
-  return etagOf(JSON.stringify(todo));
+  return etagOf(todoJson(todo));
 }
 
 /** `*`, or a list of entity tags, each `"…"` or weak `W/"…"` (RFC 9110 §8.8.3). */

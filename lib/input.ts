@@ -1,5 +1,5 @@
 import { InvalidInput, PayloadTooLarge, TodoNotFound } from './errors';
-import type { TodoPatch } from './todos';
+import type { NewTodo, TodoPatch } from './todos';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -47,10 +47,10 @@ function checkTitle(title: string): string {
 }
 
 /** POST /todos: `title` is required and must be a string; every other field is ignored. */
-export function newTodoTitle(body: JsonObject): string {
+export function newTodo(body: JsonObject): NewTodo {
   const title = Object.hasOwn(body, 'title') ? body.title : undefined;
   if (typeof title !== 'string') throw new InvalidInput('title is required and must be a string');
-  return checkTitle(title);
+  return { title: checkTitle(title) };
 }
 
 /**

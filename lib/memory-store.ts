@@ -1,7 +1,11 @@
 import { KeyReused, ListFull, PreconditionFailed, checkPrecondition } from './errors';
-import { MAX_LIST_BYTES, listBytes } from './list-size';
+import { MAX_LIST_BYTES } from './list-size';
 import {
   FIRST_NEW_ID,
+  applyPatch,
+  changesNothing,
+  createTodo,
+  listBytes,
   SEED_TODOS,
   type IdempotencyClaim,
   type Todo,
@@ -107,13 +111,13 @@ function keep(kept: KeptClaim): void {
 
 // The list's size (state.bytes) changes through these two only, one for each direction.
 
-/** A record added, or a title made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
+/** A record added, or made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
 function grow(bytes: number): void {
   if (state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
   state.bytes += bytes;
 }
 
-/** A record deleted, or a title made shorter: never refused. */
+/** A record deleted, or made shorter: never refused. */
 function shrink(bytes: number): void {
   state.bytes -= bytes;
 }
@@ -131,10 +135,10 @@ export const list: TodoStore['list'] = () => now([...todos.values()]);
 
 export const get: TodoStore['get'] = (id) => now(todos.get(id));
 
-export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {}) =>
+export const create: TodoStore['create'] = (request, { claim }: WriteOptions = {}) =>
   now(
     claimed(claim, () => {
-      const todo: Todo = { id: state.nextId, title, completed: false };
+      const todo = createTodo(request, state.nextId);
       grow(listBytes(todo));
       todos.set(state.nextId++, todo);
       return todo;
@@ -143,7 +147,7 @@ export const create: TodoStore['create'] = (title, { claim }: WriteOptions = {})
 
 export const update: TodoStore['update'] = (id, patch, { claim, precondition }: WriteOptions = {}) => {
   // Nothing to change: the answer is the record as it is, and no key is claimed (as on DynamoDB).
-  if (patch.title === undefined && patch.completed === undefined) {
+  if (changesNothing(patch)) {
     const current = todos.get(id);
     if (current !== undefined) checkPrecondition(precondition, current);
     return now(current && { value: current, replayed: false });
@@ -153,13 +157,10 @@ export const update: TodoStore['update'] = (id, patch, { claim, precondition }: 
       const current = todos.get(id);
       if (current === undefined) return undefined;
       checkPrecondition(precondition, current);
-      const todo: Todo = { id, title: patch.title ?? current.title, completed: patch.completed ?? current.completed };
-      // Only the title changes the list's size (listBytes): a PUT of `completed` alone sizes nothing.
-      if (todo.title !== current.title) {
-        const added = listBytes(todo) - listBytes(current);
-        if (added > 0) grow(added);
-        else shrink(-added);
-      }
+      const todo = applyPatch(current, patch);
+      const added = listBytes(todo) - listBytes(current);
+      if (added > 0) grow(added);
+      else shrink(-added);
       todos.set(id, todo);
       return todo;
     }),

@@ -28,7 +28,7 @@ export const get: TodoStore['get'] =
     : memory.get;
 export const create: TodoStore['create'] =
   process.env.TODO_STORE === 'dynamodb'
-    ? async (title, options) => (await dynamoDbStore()).create(title, options)
+    ? async (request, options) => (await dynamoDbStore()).create(request, options)
     : memory.create;
 export const update: TodoStore['update'] =
   process.env.TODO_STORE === 'dynamodb'

@@ -3,6 +3,17 @@
  * and the contract every store keeps. Nothing here knows about HTTP.
  */
 
+// Every rule about a Todo's fields is in this file: what a POST asks for, what a PUT may change,
+// the record they make, its JSON and its size in the list. Everything else (the stores, the
+// queue, the HTTP edge) carries these values whole and names no field, so that a new field costs
+// its type, its validation (lib/input.ts) and its lines here (docs/contributing.md, "Adding a field").
+
+/** What a POST asks for (docs/spec.md §4): the fields a client sets on create. lib/input.ts makes it from a body. */
+export interface NewTodo {
+  readonly title: string;
+}
+
+/** A record, as every answer gives it. */
 export interface Todo {
   readonly id: number;
   readonly title: string;
@@ -14,6 +25,70 @@ export interface TodoPatch {
   readonly title?: string;
   readonly completed?: boolean;
 }
+
+/**
+ * The record out of anything that holds its fields (a stored item, say), in the answer's field
+ * order, and nothing else: the ETag is taken from the record's JSON, so one record must always be
+ * the same bytes, and DynamoDB keeps a map's fields in no order.
+ */
+export function recordOf(fields: Todo): Todo {
+  const { id, title, completed } = fields;
+  return { id, title, completed };
+}
+
+/** The record a POST makes: what it asked for, with its id; a new record is never completed. */
+export function createTodo(request: NewTodo, id: number): Todo {
+  return recordOf({ ...request, id, completed: false });
+}
+
+/** The record after a PUT: the fields the patch names, the others as they were. */
+export function applyPatch(current: Todo, patch: TodoPatch): Todo {
+  const named = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  return recordOf({ ...current, ...named });
+}
+
+/** A PUT that names no field: it writes nothing, and answers the record as it is. */
+export function changesNothing(patch: TodoPatch): boolean {
+  return Object.values(patch).every((value) => value === undefined);
+}
+
+/** The record's JSON: its answer's body, and its ETag's source (lib/conditional.ts). */
+export function todoJson(todo: Todo): string {
+  return JSON.stringify(todo);
+}
+
+/**
+ * What a record adds to the list's answer, in bytes (lib/list-size.ts says why the list has a
+ * limit): its JSON, as a string inside the answer's JSON (so each quote and backslash is escaped
+ * once more), and a comma. `completed` counts as `false`, the longer of the two, so that a PUT of
+ * `completed` alone never changes the size.
+ */
+export function listBytes(todo: Todo): number {
+  const json = todoJson({ ...todo, completed: false });
+  // Most records are printable ASCII: then escaping adds one byte a quote or backslash.
+  if (PRINTABLE_ASCII.test(json)) return json.length + countEscaped(json) + LIST_ENTRY_BYTES;
+  return Buffer.byteLength(JSON.stringify(json)) - 2 + LIST_ENTRY_BYTES;
+}
+
+/** The most a record made from `request` adds to the list, whatever id it gets: what a write sizes before it has one. */
+export function newTodoBytes(request: NewTodo): number {
+  return listBytes(createTodo(request, Number.MAX_SAFE_INTEGER));
+}
+
+const PRINTABLE_ASCII = /^[ -~]*$/;
+/** The comma after a record in the list (the last record's pays for the list's brackets). */
+const LIST_ENTRY_BYTES = 1;
+
+function countEscaped(json: string): number {
+  let count = 0;
+  for (let i = 0; i < json.length; i++) {
+    const code = json.charCodeAt(i);
+    if (code === QUOTE || code === BACKSLASH) count++;
+  }
+  return count;
+}
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /** Records 1 and 2 exist at start; their titles are sample text, not part of the contract. */
 export const SEED_TODOS: readonly Todo[] = [
@@ -80,8 +155,8 @@ export interface Written<T> {
 export interface TodoStore {
   list(deadline?: Deadline): Promise<Todo[]>;
   get(id: number, deadline?: Deadline): Promise<Todo | undefined>;
-  /** A new record always starts with completed = false. */
-  create(title: string, options?: WriteOptions): Promise<Written<Todo>>;
+  /** The record is `createTodo(request, id)` with the next id. */
+  create(request: NewTodo, options?: WriteOptions): Promise<Written<Todo>>;
   update(id: number, patch: TodoPatch, options?: WriteOptions): Promise<Written<Todo> | undefined>;
   remove(id: number, options?: WriteOptions): Promise<Written<true> | undefined>;
 }

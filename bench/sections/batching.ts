@@ -29,7 +29,7 @@ async function point(store: DynamoDbTodoStore, rate: number, tag: string) {
   const cpu = { ...fleetCpuMs(), own: process.cpuUsage(), machine: machineCpuMs() };
   const answers: PostAnswer[] = await openLoop(rate, SECONDS, async (n) => {
     try {
-      await store.create(`${tag} ${n}`);
+      await store.create({ title: `${tag} ${n}` });
       return 201;
     } catch (error) {
       return (error as { status?: number }).status ?? 500;

@@ -23,7 +23,7 @@ function noop() {
 
 async function fill(size: number): Promise<void> {
   resetMemoryStore();
-  for (let i = (await memoryStore.list()).length; i < size; i++) await memoryStore.create(TITLE);
+  for (let i = (await memoryStore.list()).length; i < size; i++) await memoryStore.create({ title: TITLE });
 }
 
 // A context that does not run out during the run: a deadline is not what this measures.
@@ -68,13 +68,13 @@ export async function warm(): Promise<Row[]> {
       .add('DELETE /todos/{id}', () => call(handlers.del, doomed), {
         // Untimed: a record to delete, so the store keeps its size.
         beforeEach: async () => {
-          doomed = event({ method: 'DELETE', id: String((await memoryStore.create(TITLE)).value.id) });
+          doomed = event({ method: 'DELETE', id: String((await memoryStore.create({ title: TITLE })).value.id) });
         },
       })
       .add('POST /todos', () => call(handlers.post, postEvent), {
         // Untimed: delete what the call created (ids come in order), so the store keeps its size.
         beforeAll: async () => {
-          const { value: probe } = await memoryStore.create(TITLE);
+          const { value: probe } = await memoryStore.create({ title: TITLE });
           await memoryStore.remove(probe.id);
           nextPostId = probe.id + 1;
         },

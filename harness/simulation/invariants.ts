@@ -1,4 +1,9 @@
+import { payloadKey } from '../../lib/dynamodb/queue';
+import type { NewTodo } from '../../lib/todos';
 import type { Item } from './dynamodb';
+
+/** The partition key of a queued POST's payload, but its uuid. */
+const PAYLOAD_PREFIX = payloadKey('').pk;
 
 /**
  * The invariants of the store's table, checked by the simulator after every step (each request
@@ -14,7 +19,7 @@ import type { Item } from './dynamodb';
  * - The counter's `recent` names, for each POST it lists, the record of that POST.
  */
 export class Invariants {
-  /** Each queued POST's title, by uuid, from its intent. */
+  /** Each queued POST's title, by uuid, from its intent's payload. */
   readonly #titles = new Map<string, string>();
   /** Every record id seen so far. */
   readonly #seenIds = new Set<number>();
@@ -28,8 +33,9 @@ export class Invariants {
   check(items: readonly Item[], step: string): void {
     const records = items.filter((item) => item.pk === 'TODO');
     const counter = items.find((item) => item.pk === 'COUNTER' && item.id === 0);
-    for (const intent of items.filter((item) => item.pk === 'COUNTER' && item.id !== 0)) {
-      this.#titles.set(String(intent.uuid), String(intent.title));
+    for (const payload of items.filter((item) => String(item.pk).startsWith(PAYLOAD_PREFIX))) {
+      const { title } = payload.request as NewTodo;
+      this.#titles.set(String(payload.pk).slice(PAYLOAD_PREFIX.length), title);
     }
     const found = [
       ...this.#ids(records, counter),

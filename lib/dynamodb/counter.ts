@@ -1,5 +1,5 @@
-import { MAX_LIST_BYTES, listBytes } from '../list-size';
-import type { Todo } from '../todos';
+import { MAX_LIST_BYTES } from '../list-size';
+import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
 import { COUNTER_KEY, conditionFailed, toTodo, type Counter, type TableAccess } from './table';
 import type { TransactItem } from './client';
@@ -20,7 +20,7 @@ import type { TransactItem } from './client';
  */
 
 /** What these records add to the list's size. */
-export function bytesOf(todos: readonly Pick<Todo, 'id' | 'title'>[]): number {
+export function bytesOf(todos: readonly Todo[]): number {
   return todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 }
 

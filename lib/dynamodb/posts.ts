@@ -1,10 +1,9 @@
 import type { KeyReused, ListFull } from '../errors';
-import { listBytes } from '../list-size';
-import type { IdempotencyClaim, Todo, Written } from '../todos';
+import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
 import { claimPut, inFlightAtDeadline } from './claims';
 import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
 import { bytesOf, counterMove, readCounter, sizeList } from './counter';
-import { TODO_PARTITION, type Counter, type TableAccess } from './table';
+import { todoItem, type Counter, type TableAccess } from './table';
 import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
 
@@ -30,9 +29,9 @@ import { Transaction, commit, type CommitWatch } from './transaction';
  * did not.
  */
 
-/** A POST as the store takes it. */
-export interface NewTodo {
-  readonly title: string;
+/** A POST as the store takes it: what it asks for, and its key's claim. */
+export interface Post {
+  readonly request: NewTodo;
   readonly claim: IdempotencyClaim | undefined;
 }
 
@@ -49,17 +48,17 @@ export interface PostWrite {
 }
 
 /** What one transaction commits for the POSTs still open: each its record, with the next ids in turn. */
-export function planPosts(counter: Counter, posts: readonly NewTodo[], open: readonly number[]): PostWrite[] {
-  return open.map((index, j) => ({
-    index,
-    todo: { id: counter.next + j, title: posts[index]?.title ?? '', completed: false },
-  }));
+export function planPosts(counter: Counter, posts: readonly Post[], open: readonly number[]): PostWrite[] {
+  return open.flatMap((index, j) => {
+    const post = posts[index];
+    return post === undefined ? [] : [{ index, todo: createTodo(post.request, counter.next + j) }];
+  });
 }
 
 export function postTransaction(
   table: string,
   counter: Counter,
-  posts: readonly NewTodo[],
+  posts: readonly Post[],
   writes: readonly PostWrite[],
   { token, now }: { token: string; now: number },
 ): Transaction<Role> {
@@ -73,7 +72,7 @@ export function postTransaction(
   );
   for (const { index, todo } of writes) {
     transaction.add(`record ${index}`, {
-      Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo), ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const claim = posts[index]?.claim;
     if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }, now));
@@ -82,11 +81,11 @@ export function postTransaction(
 }
 
 /** Each POST's share of a cancelled transaction, for `decide`: its place in the batch, its key, its bytes in the list. */
-export function postShares(posts: readonly NewTodo[], writes: readonly PostWrite[]): Share[] {
+export function postShares(posts: readonly Post[], writes: readonly PostWrite[]): Share[] {
   return writes.map(({ index, todo }) => ({
     who: String(index),
     claim: posts[index]?.claim,
-    bytes: (id) => listBytes({ id, title: todo.title }),
+    bytes: (id) => listBytes({ ...todo, id }),
   }));
 }
 
@@ -104,17 +103,18 @@ function postOutcome(settled: Settled): Outcome | undefined {
 export async function createPosts(
   table: TableAccess,
   state: PostState,
-  posts: readonly NewTodo[],
+  posts: readonly Post[],
   signal: AbortSignal,
   deadline: number,
 ): Promise<Outcome[]> {
   // A batch of several is one process with many requests at once (the emulator): its one
   // transaction writes them all, so it goes on from the counter as it is rather than queue each.
-  const batch = posts.length > 1;
-  if (!batch && (state.counter === undefined || table.runtime.now() < state.othersUntil)) {
+  // Without the queue (`queuePosts: false`), a POST alone races as a batch does.
+  const race = posts.length > 1 || !state.queue;
+  if (!race && (state.counter === undefined || table.runtime.now() < state.othersUntil)) {
     return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
   }
-  const outcomes = await writeTogether(table, state, posts, signal, batch);
+  const outcomes = await writeTogether(table, state, posts, signal, race);
   // Another container moved the counter: the POSTs not settled queue.
   return Promise.all(
     posts.map(async (post, index) => outcomes[index] ?? (await queuePost(table, state, post, signal, deadline))),
@@ -131,7 +131,7 @@ export async function createPosts(
 function writeTogether(
   table: TableAccess,
   state: PostState,
-  posts: readonly NewTodo[],
+  posts: readonly Post[],
   signal: AbortSignal,
   race: boolean,
 ): Promise<(Outcome | undefined)[]> {

@@ -1,6 +1,13 @@
 import { KeyReused, ListFull } from '../errors';
-import { listBytes } from '../list-size';
-import type { IdempotencyClaim, Todo } from '../todos';
+import {
+  createTodo,
+  listBytes,
+  newTodoBytes,
+  recordOf,
+  type IdempotencyClaim,
+  type NewTodo,
+  type Todo,
+} from '../todos';
 import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './table';
 
@@ -20,13 +27,31 @@ export const INTENT_LIFETIME_MS = 10_000;
  */
 export const RECENT_IDS = 32;
 
-/** A POST waiting in the queue, as stored under the counter's partition, sorted by `id`. */
+/**
+ * A POST waiting in the queue, as stored under the counter's partition, sorted by `id`: small, so
+ * that a look at the queue (the counter and the first intent) reads one unit whatever the POSTs
+ * ask for. What it asks for is its Payload, in an item of its own.
+ */
 export interface Intent {
   /** Epoch ms × 1000 plus a random part: in arrival order, and two at one millisecond differ. */
   readonly id: number;
   readonly uuid: string;
-  readonly title: string;
+}
+
+/** What a queued POST asks for, and its key: stored apart from its intent (lib/dynamodb/table.ts), read by a commit only. */
+export interface Payload {
+  readonly request: NewTodo;
   readonly claim?: IdempotencyClaim;
+}
+
+/** An intent as a commit reads it: with its payload, unless it is too old to be written (`isStale`). */
+export interface QueuedIntent extends Intent {
+  readonly payload?: Payload;
+}
+
+/** An intent a commit takes, with its payload. */
+export interface TakenIntent extends Intent {
+  readonly payload: Payload;
 }
 
 /** The counter as a queue commit leaves it: with the ids it gave, by intent uuid. */
@@ -49,7 +74,7 @@ export function intentId(now: number, random: () => number): number {
 /** A look at the queue: the counter, the first intents, and whether the page holds every intent. */
 export interface Look {
   readonly counter: QueueCounter;
-  readonly intents: readonly Pick<Intent, 'id' | 'uuid'>[];
+  readonly intents: readonly Intent[];
   /** False when DynamoDB cut the page (its Limit or its 1 MB): intents past the last one are unseen. */
   readonly complete: boolean;
 }
@@ -61,14 +86,14 @@ export type Place =
   | { readonly kind: 'gone' }
   | { readonly kind: 'head' }
   /** Behind `head` (the first intent), or past the look's page. */
-  | { readonly kind: 'waiting'; readonly head: Pick<Intent, 'id' | 'uuid'> | undefined };
+  | { readonly kind: 'waiting'; readonly head: Intent | undefined };
 
 /**
  * Where the POST with intent `mine` stands in `look`. Its intent missing from the look means it
  * left the queue only where the page covers its place: a page DynamoDB cut before it says nothing
  * of it. (Taking a cut page for the whole queue made POSTs still queued give up.)
  */
-export function placeOf(look: Look, mine: Pick<Intent, 'id' | 'uuid'>): Place {
+export function placeOf(look: Look, mine: Intent): Place {
   const given = look.counter.recent?.[mine.uuid];
   if (given !== undefined) return { kind: 'committed', id: given };
   const [head] = look.intents;
@@ -82,7 +107,7 @@ export function placeOf(look: Look, mine: Pick<Intent, 'id' | 'uuid'>): Place {
 
 /** One intent's share of a commit, and the record it gets unless refused. */
 export interface QueueWrite {
-  readonly intent: Intent;
+  readonly intent: TakenIntent;
   readonly todo: Todo;
 }
 
@@ -97,9 +122,14 @@ export interface CommitPlan {
   readonly settledIntents: readonly Intent[];
 }
 
-/** What committing an intent writes of its title: in its record, its outcome and, with a key, the claim. */
-function committedBytes(intent: Intent): number {
-  return (Buffer.byteLength(intent.title) + ITEM_OVERHEAD_BYTES) * (intent.claim ? 3 : 2);
+/** What committing a POST writes of its record: the record, its outcome and, with a key, the claim. */
+function committedBytes({ request, claim }: Payload): number {
+  return (newTodoBytes(request) + ITEM_OVERHEAD_BYTES) * (claim ? 3 : 2);
+}
+
+/** An intent older than a request lives: its POST has given up, and it is dropped unwritten. */
+export function isStale(intent: Intent, now: number): boolean {
+  return intent.id / 1000 < now - INTENT_LIFETIME_MS;
 }
 
 /** Outcomes a commit decided before it could write: refusals and replays, and POSTs found done. */
@@ -119,37 +149,37 @@ export const NOTHING_DECIDED: Decided = { settled: new Map(), done: new Set() };
  */
 export function planCommit(
   counter: QueueCounter,
-  queue: readonly Intent[],
+  queue: readonly QueuedIntent[],
   mine: string,
   now: number,
   decided: Decided = NOTHING_DECIDED,
 ): CommitPlan {
-  const stale = now - INTENT_LIFETIME_MS;
   const uuids = new Set<string>();
   const keys = new Set<string>();
   const drops: Intent[] = [];
-  const taken: Intent[] = [];
+  const taken: TakenIntent[] = [];
   let bytes = 0;
   for (const intent of queue.slice(0, MAX_INTENTS)) {
     const copy = uuids.has(intent.uuid);
     uuids.add(intent.uuid);
-    if (copy || intent.id / 1000 < stale || decided.done.has(intent.uuid)) {
+    if (copy || isStale(intent, now) || decided.done.has(intent.uuid)) {
       drops.push(intent);
       continue;
     }
-    if (intent.claim && keys.has(intent.claim.key)) continue;
-    if (intent.claim) keys.add(intent.claim.key);
-    bytes += committedBytes(intent);
+    const { payload } = intent;
+    // Its payload was written before it (lib/dynamodb/queue.ts, putIntent), and lives longer.
+    if (payload === undefined) throw new Error(`the queue's intent ${intent.uuid} was read without its payload`);
+    const { claim } = payload;
+    if (claim && keys.has(claim.key)) continue;
+    if (claim) keys.add(claim.key);
+    bytes += committedBytes(payload);
     if (bytes > MAX_TRANSACTION_BYTES && intent.uuid !== mine) continue;
-    taken.push(intent);
+    taken.push({ ...intent, payload });
   }
   const written = taken.filter((intent) => !decided.settled.has(intent.uuid));
   return {
     counter,
-    writes: written.map((intent, j) => ({
-      intent,
-      todo: { id: counter.next + j, title: intent.title, completed: false },
-    })),
+    writes: written.map((intent, j) => ({ intent, todo: createTodo(intent.payload.request, counter.next + j) })),
     drops,
     settled: new Map(
       taken.flatMap((intent) => {
@@ -176,10 +206,10 @@ export type CommitRole = 'counter' | `record ${string}` | `claim ${string}` | `i
 
 /** Each written intent's share of a cancelled commit, for `decide`: its uuid, its key, its bytes in the list. */
 export function commitShares(plan: CommitPlan): Share[] {
-  return plan.writes.map(({ intent }) => ({
+  return plan.writes.map(({ intent, todo }) => ({
     who: intent.uuid,
-    claim: intent.claim,
-    bytes: (id) => listBytes({ id, title: intent.title }),
+    claim: intent.payload.claim,
+    bytes: (id) => listBytes({ ...todo, id }),
   }));
 }
 
@@ -208,9 +238,7 @@ export function outcomeOf(
   if (stored.refused === 'full') return new ListFull();
   if (stored.refused === 'reused') return new KeyReused();
   if (stored.refused === 'withdrawn' || stored.todo === undefined) return 'withdrawn';
-  const { id, title, completed } = stored.todo;
-  // DynamoDB keeps a map's fields in no order: the record is rebuilt as it was answered.
-  return { value: { id, title, completed }, replayed: stored.replayed === true };
+  return { value: recordOf(stored.todo), replayed: stored.replayed === true };
 }
 
 /**

@@ -5,7 +5,8 @@ import { pause } from '../abort';
 import type { PutInput } from './client';
 import { bytesOf, counterMove, readCounter, sizeList } from './counter';
 import { getItem } from './reads';
-import type { NewTodo, Outcome } from './posts';
+import type { Outcome, Post } from './posts';
+import { createTodo } from '../todos';
 import {
   MAX_INTENTS,
   INTENT_LIFETIME_MS,
@@ -13,6 +14,7 @@ import {
   commitShares,
   decidedAfter,
   intentId,
+  isStale,
   outcomeOf,
   pauseBeforeLook,
   placeOf,
@@ -23,10 +25,12 @@ import {
   type Decided,
   type Intent,
   type Look,
+  type Payload,
   type QueueCounter,
+  type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
-import { COUNTER_KEY, EXPIRES, TODO_PARTITION, conditionFailed, type TableAccess } from './table';
+import { COUNTER_KEY, EXPIRES, conditionFailed, todoItem, type TableAccess } from './table';
 import { decide } from './decisions';
 import { Transaction, commit } from './transaction';
 
@@ -34,9 +38,11 @@ import { Transaction, commit } from './transaction';
  * The queue of POSTs: how POSTs of many containers that meet on the counter are written
  * together instead of racing for it (docs/design.md tells why, and what it was measured to hold).
  *
- * - A queued POST writes an intent (its title, its key if any) under the counter's partition,
- *   sorted by time, and looks at the queue: one Query of the counter and the first intent.
- * - The POST at the head reads the queue, titles and all, and commits it, in order, in one
+ * - A queued POST writes what it asks for (its request and its key, if any: its payload) in an
+ *   item of its own, then its intent (an id in arrival order and a uuid, nothing else) under the
+ *   counter's partition, and looks at the queue: one Query of the counter and the first intent,
+ *   small items whatever the POSTs ask for.
+ * - The POST at the head reads the queue and each intent's payload, and commits it, in order, in one
  *   transaction: the counter, each record, each intent deleted, and each intent's outcome (its
  *   record, a replay, or a refusal) for its POST to find. The commit leaves the ids it gave in
  *   the counter (`recent`), where the POSTs waiting find them in their next look.
@@ -61,6 +67,8 @@ const COMMIT_MS_WEIGHT = 0.2;
 /** What a container keeps between its POSTs: the counter as it last saw it, and how its queue goes. */
 export interface PostState {
   counter: QueueCounter | undefined;
+  /** Whether this container's POSTs queue at all (DynamoDbStoreOptions.queuePosts). */
+  readonly queue: boolean;
   /** Until when (epoch ms) other containers are taken to be writing too: POSTs queue meanwhile. */
   othersUntil: number;
   /** How long a commit of the queue takes here, from the head's look to its answer. */
@@ -69,6 +77,10 @@ export interface PostState {
 
 export function outcomeKey(uuid: string): { pk: string; id: number } {
   return { pk: `DONE#${uuid}`, id: 0 };
+}
+
+export function payloadKey(uuid: string): { pk: string; id: number } {
+  return { pk: `INTENT#${uuid}`, id: 0 };
 }
 
 /** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from `now`. */
@@ -80,7 +92,7 @@ function expiresIn(seconds: number, now: number): number {
 export async function queuePost(
   table: TableAccess,
   state: PostState,
-  post: NewTodo,
+  post: Post,
   signal: AbortSignal,
   deadline: number,
 ): Promise<Outcome> {
@@ -99,25 +111,27 @@ export async function queuePost(
   }
 }
 
-/** Writes the POST's intent; a retry of the put whose first attempt landed finds it there: done. */
-async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal): Promise<Intent> {
+/**
+ * Writes the POST's payload, then its intent: an intent is never seen without its payload. A
+ * retry of the intent's put whose first attempt landed finds it there: done. (A late copy that
+ * lands too is a second intent of one POST, which a commit drops.) Payloads are left to the
+ * table's time to live: no Query reads their partitions.
+ */
+async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
   const uuid = table.runtime.uuid();
+  const expires = expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now());
+  const payload: Payload = { request: post.request, ...(post.claim && { claim: post.claim }) };
+  await table.dynamodb.putItem(
+    { TableName: table.name, Item: { ...payloadKey(uuid), ...payload, [EXPIRES]: expires } },
+    signal,
+  );
   for (;;) {
-    const intent: Intent = {
-      id: intentId(table.runtime.now(), table.runtime.random),
-      uuid,
-      title: post.title,
-      ...(post.claim && { claim: post.claim }),
-    };
+    const intent: Intent = { id: intentId(table.runtime.now(), table.runtime.random), uuid };
     try {
       await table.dynamodb.putItem(
         {
           TableName: table.name,
-          Item: {
-            pk: COUNTER_KEY.pk,
-            ...intent,
-            [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now()),
-          },
+          Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expires },
           ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
           ExpressionAttributeNames: { '#uuid': 'uuid' },
           ExpressionAttributeValues: { ':uuid': uuid },
@@ -139,7 +153,7 @@ async function putIntent(table: TableAccess, post: NewTodo, signal: AbortSignal)
 async function waitFor(
   table: TableAccess,
   state: PostState,
-  post: NewTodo,
+  post: Post,
   mine: Intent,
   signal: AbortSignal,
 ): Promise<Outcome> {
@@ -148,8 +162,7 @@ async function waitFor(
     const look = await lookAtQueue(table, signal);
     state.counter = look.counter;
     const place = placeOf(look, mine);
-    if (place.kind === 'committed')
-      return { value: { id: place.id, title: post.title, completed: false }, replayed: false };
+    if (place.kind === 'committed') return { value: createTodo(post.request, place.id), replayed: false };
     if (place.kind === 'gone') return settledOutcome(await readOutcome(table, mine.uuid, signal));
     const now = table.runtime.now();
     let commits = place.kind === 'head';
@@ -172,11 +185,8 @@ async function waitFor(
   }
 }
 
-/**
- * One Query of the counter's partition: the counter, then the first intents in order, `limit`
- * items in all; with `idsOnly`, of the intents only what tells a POST where it stands.
- */
-async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number, idsOnly: boolean) {
+/** One Query of the counter's partition: the counter, then the first intents in order, `limit` items in all. */
+async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number): Promise<Look> {
   const page = await table.dynamodb.query(
     {
       TableName: table.name,
@@ -184,10 +194,6 @@ async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number
       ExpressionAttributeValues: { ':pk': COUNTER_KEY.pk },
       ConsistentRead: true,
       Limit: limit,
-      ...(idsOnly && {
-        ProjectionExpression: 'id, #uuid, #next, #bytes, #recent',
-        ExpressionAttributeNames: { '#uuid': 'uuid', '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
-      }),
     },
     signal,
   );
@@ -201,18 +207,31 @@ async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number
 }
 
 /**
- * A look at the queue: the counter and the first intent, ids and uuids only. Each waiting POST
- * looks every few tens of milliseconds, all of them at the counter's partition: a look reads as
- * little of it as tells a POST where it stands. (Looks that read the whole queue, titles and all,
- * took that partition toward its 3,000 read units a second.)
+ * A look at the queue: the counter and the first intent. Each waiting POST looks every few tens of
+ * milliseconds, all of them at the counter's partition, and DynamoDB charges a Query for the items
+ * it reads (a projection saves nothing): so intents are small, their payloads elsewhere, and a
+ * look costs one read unit whatever the POSTs ask for. (When intents carried their titles, a look
+ * behind a 60 KB title cost 16.)
  */
 function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
-  return queryQueue(table, signal, 2, true);
+  return queryQueue(table, signal, 2);
 }
 
-/** The counter and the first intents in order, titles and all: what a commit writes from. */
-function readQueue(table: TableAccess, signal: AbortSignal): Promise<{ counter: QueueCounter; intents: Intent[] }> {
-  return queryQueue(table, signal, 1 + MAX_INTENTS, false);
+/** The counter and the first intents in order, each with its payload unless stale: what a commit writes from. */
+async function readQueue(
+  table: TableAccess,
+  signal: AbortSignal,
+): Promise<{ counter: QueueCounter; intents: QueuedIntent[] }> {
+  const { counter, intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
+  const now = table.runtime.now();
+  const read = await Promise.all(
+    intents.map(async (intent): Promise<QueuedIntent> => {
+      if (isStale(intent, now)) return intent;
+      const payload = (await getItem(table, payloadKey(intent.uuid), signal)) as Payload | undefined;
+      return payload === undefined ? intent : { ...intent, payload };
+    }),
+  );
+  return { counter, intents: read };
 }
 
 /**
@@ -290,9 +309,10 @@ export function commitTransaction(
   );
   for (const { intent, todo } of plan.writes) {
     transaction.add(`record ${intent.uuid}`, {
-      Put: { TableName: table, Item: { pk: TODO_PARTITION, ...todo }, ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo), ConditionExpression: 'attribute_not_exists(pk)' },
     });
-    if (intent.claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, intent.claim, { todo }, now));
+    const { claim } = intent.payload;
+    if (claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { todo }, now));
     transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }, now));
   }
   for (const intent of plan.settledIntents) {

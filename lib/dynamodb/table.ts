@@ -1,4 +1,4 @@
-import type { Todo } from '../todos';
+import { recordOf, type Todo } from '../todos';
 import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
@@ -12,6 +12,9 @@ import type { DynamoDb, Item } from './client';
  * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, and `bytes`, the
  *   list's size as GET /todos answers it (lib/list-size.ts). It exists once the table is seeded,
  *   and only then.
+ * - Each queued POST (lib/dynamodb/queue.ts): its intent, small, under the counter's partition,
+ *   sorted by arrival, and what it asks for, `pk = "INTENT#<uuid>", id = 0`, where the queue's
+ *   looks do not read it.
  * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0`: the request's fingerprint and the
  *   answer it got (lib/dynamodb/claims.ts). It carries `expires`, epoch seconds, which the table's
  *   time to live reads.
@@ -23,7 +26,7 @@ export const COUNTER_KEY = { pk: 'COUNTER', id: 0 } as const;
 export const EXPIRES = 'expires';
 /** DynamoDB's limit on one transaction is 4 MB: what the store lets one carry, with room for keys and names. */
 export const MAX_TRANSACTION_BYTES = 3_500_000;
-/** A generous size of an item beyond its title: key, attribute names, numbers. */
+/** A generous size of an item beyond its record's bytes in the list (listBytes): key, version, attribute names. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
 /** How the store's parts reach the table: its name, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
@@ -44,10 +47,17 @@ export interface TodoItem extends Todo {
   readonly v?: number;
 }
 
-/** The record an item holds, in the answer's field order (DynamoDB keeps a map's fields in no order). */
+// The one mapping between a record and its item, both ways: the item holds the record's fields as
+// they are, with its key and its version beside them.
+
+/** A record's item, at `version` (a new record's has none). */
+export function todoItem(todo: Todo, version?: number): Item {
+  return { pk: TODO_PARTITION, ...todo, ...(version === undefined ? {} : { v: version }) };
+}
+
+/** The record an item (or a map that holds a record: a claim's, an outcome's) holds. */
 export function toTodo(item: Item | TodoItem): Todo {
-  const { id, title, completed } = item as TodoItem;
-  return { id, title, completed };
+  return recordOf(item as TodoItem);
 }
 
 /** The counter item; `bytes` is absent on a table seeded before the list had a size. */
@@ -56,11 +66,14 @@ export interface Counter {
   readonly bytes?: number;
 }
 
-/** The condition that an item still has the version read: absent counts as version 0. */
-export function atVersion(version: number | undefined): { expression: string; values: Item } {
+/** The condition that an item still has the version read (absent counts as version 0), as a write's fields. */
+export function atVersion(version: number | undefined): {
+  ConditionExpression: string;
+  ExpressionAttributeValues?: Item;
+} {
   return version === undefined || version === 0
-    ? { expression: 'attribute_exists(pk) AND attribute_not_exists(v)', values: {} }
-    : { expression: 'v = :seen', values: { ':seen': version } };
+    ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(v)' }
+    : { ConditionExpression: 'v = :seen', ExpressionAttributeValues: { ':seen': version } };
 }
 
 /** A plain write refused because its condition did not hold: what it guarded against had happened. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
+import { FIELDS, type FieldRule } from './todo-fields';
 import {
-  BODY_LIMIT,
   HttpCommand,
   RetryCommand,
   adoptSeedTitles,
@@ -12,8 +12,9 @@ import {
 } from './model';
 
 /**
- * The random input of the property tests: which ids commands aim at, titles, bodies valid and
- * hostile, and sequences of commands; and the property that runs them against the model.
+ * The random input of the property tests: which ids commands aim at, bodies valid and hostile
+ * (each field's values are todo-fields.ts's), and sequences of commands; and the property that
+ * runs them against the model.
  */
 
 const ODD_IDS = [
@@ -41,45 +42,6 @@ const idRef: fc.Arbitrary<IdRef> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(...ODD_IDS).map((value): IdRef => ({ kind: 'raw', value })) },
 );
 
-/**
- * Titles: ASCII, any Unicode text, text that is not well-formed (a lone surrogate: a 400), and
- * long ones (up to and past the body limit).
- */
-const title: fc.Arbitrary<string> = fc.oneof(
-  { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 10 }))
-      .map(([before, surrogate, after]) => `${before}${String.fromCharCode(surrogate)}${after}`),
-  },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => 'é'.repeat(n)) },
-  {
-    weight: 1,
-    // Bodies within a few bytes of the limit, on both sides.
-    arbitrary: fc
-      .integer({ min: BODY_LIMIT - 16, max: BODY_LIMIT + 8 })
-      .map((n) => 'x'.repeat(n - '{"title":""}'.length)),
-  },
-);
-
-const notAString = fc.oneof(
-  fc.integer(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.string(), { maxLength: 2 }),
-  fc.object({ maxDepth: 1 }),
-);
-const notABoolean = fc.oneof(
-  fc.integer(),
-  fc.string({ maxLength: 5 }),
-  fc.constant(null),
-  fc.constant('true'),
-  fc.array(fc.boolean(), { maxLength: 2 }),
-);
-
 /** Bodies that are not one JSON object, or not JSON at all. */
 const notAnObject: fc.Arbitrary<string | undefined> = fc.oneof(
   fc.constant(undefined),
@@ -100,36 +62,48 @@ const withHostileKeys = (fields: string) =>
     )
     .map((hostile) => `{${[fields, hostile].filter(Boolean).join(',')}}`);
 
+/** Each field's value as a client sends it: mostly one of its values, now and then one of the wrong type. */
+function valueOf(field: FieldRule): fc.Arbitrary<unknown> {
+  const values = field.clearable ? fc.oneof(field.values, fc.constant(null)) : field.values;
+  return fc.oneof({ weight: 9, arbitrary: values }, { weight: 1, arbitrary: field.wrongType });
+}
+
+/** A body of some of `fields` (those in `required` always), each with a value from valueOf. */
+function bodyOf(fields: readonly FieldRule[], required: string[]): fc.Arbitrary<Record<string, unknown>> {
+  return fc.record(Object.fromEntries(fields.map((field) => [field.name, valueOf(field)])), { requiredKeys: required });
+}
+
+const postFields = FIELDS.filter((field) => field.onCreate !== 'ignored');
+const requiredOnPost = postFields.filter((field) => field.onCreate === 'required').map((field) => field.name);
+/** Fields a POST ignores, and an id: sent with anything, they change nothing. */
+const ignoredOnPost = fc.record(
+  Object.fromEntries([
+    ...FIELDS.filter((field) => field.onCreate === 'ignored').map((field) => [field.name, fc.anything()] as const),
+    ['id', fc.anything()] as const,
+  ]),
+);
+const putFields = FIELDS.filter((field) => field.onUpdate);
+
 const createBody: fc.Arbitrary<string | undefined> = fc.oneof(
-  { weight: 6, arbitrary: title.map((t) => JSON.stringify({ title: t })) },
-  {
-    weight: 2,
-    arbitrary: fc.record({ title, completed: fc.anything(), id: fc.anything() }).map((b) => JSON.stringify(b)),
-  },
+  { weight: 6, arbitrary: bodyOf(postFields, requiredOnPost).map((b) => JSON.stringify(b)) },
   {
     weight: 2,
     arbitrary: fc
-      .option(title, { nil: undefined })
-      .chain((t) => withHostileKeys(t === undefined ? '' : `"title":${JSON.stringify(t)}`)),
+      .tuple(bodyOf(postFields, requiredOnPost), ignoredOnPost)
+      .map(([b, ignored]) => JSON.stringify({ ...ignored, ...b })),
   },
-  { weight: 2, arbitrary: notAString.map((t) => JSON.stringify({ title: t })) },
+  {
+    weight: 2,
+    arbitrary: bodyOf(postFields, []).chain((b) => withHostileKeys(JSON.stringify(b).slice(1, -1))),
+  },
   { weight: 2, arbitrary: notAnObject },
 );
 
 const updateBody: fc.Arbitrary<string | undefined> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({ title, completed: fc.boolean() }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
-  },
+  { weight: 8, arbitrary: bodyOf(putFields, []).map((b) => JSON.stringify(b)) },
   {
     weight: 1,
-    arbitrary: fc.record({ title, completed: fc.boolean(), id: fc.integer() }).map((b) => JSON.stringify(b)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .record({ title: fc.oneof(title, notAString), completed: fc.oneof(fc.boolean(), notABoolean) })
-      .map((b) => JSON.stringify(b)),
+    arbitrary: fc.tuple(bodyOf(putFields, []), fc.integer()).map(([b, id]) => JSON.stringify({ ...b, id })),
   },
   { weight: 2, arbitrary: withHostileKeys('"completed":false') },
   { weight: 2, arbitrary: notAnObject },

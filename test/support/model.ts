@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from '@jest/globals';
 import type fc from 'fast-check';
 import type { Method } from '../../harness/event';
+import { BODY_LIMIT, FIELDS, recordFrom } from './todo-fields';
 
 /**
  * A reference model of docs/spec.md (a list and a counter) and the command that drives the service
  * and the model side by side: after every command the status, the body and the whole list must
  * equal the model's. The model restates the contract from the spec and the README's answers to
- * what it leaves open; it shares no code with the service. The random commands are in
- * arbitraries.ts.
+ * what it leaves open; it shares no code with the service. A record's fields, and what a POST and a
+ * PUT may do with each, are todo-fields.ts's. The random commands are in arbitraries.ts.
  */
 
 export interface Request {
@@ -39,11 +40,8 @@ export interface Reply {
 /** How a command reaches the service: through the handlers, or over HTTP. */
 export type Send = (request: Request) => Promise<Reply>;
 
-interface ModelTodo {
-  id: number;
-  title: string;
-  completed: boolean;
-}
+/** A record: its id, and the fields of todo-fields.ts. */
+type ModelTodo = { id: number } & Record<string, unknown>;
 
 export interface Model {
   todos: ModelTodo[];
@@ -64,10 +62,9 @@ export interface Real {
   send: Send;
 }
 
-export const BODY_LIMIT = 65_536;
-
 export function seededModel(): Model {
   return {
+    // Their titles are learnt from the first list (adoptSeedTitles).
     todos: [
       { id: 1, title: '', completed: false },
       { id: 2, title: '', completed: true },
@@ -94,23 +91,6 @@ const NOT_FOUND = json(404, { error: 'Todo not found' });
 
 type Parsed = { object: Record<string, unknown> } | { reply: Reply };
 
-/**
- * A title must be well-formed Unicode: a lone surrogate, which JSON may carry, is a 400 (DynamoDB
- * keeps UTF-8, which cannot hold one). Checked by hand, apart from the service's way of checking it.
- */
-function wellFormed(title: string): boolean {
-  for (let i = 0; i < title.length; i++) {
-    const unit = title.charCodeAt(i);
-    if (unit >= 0xdc00 && unit <= 0xdfff) return false;
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = title.charCodeAt(i + 1);
-      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
-      i++;
-    }
-  }
-  return true;
-}
-
 function parseBody(body: string | undefined): Parsed {
   if (body === undefined || body === '') return { reply: anyError(400) };
   if (Buffer.byteLength(body, 'utf8') > BODY_LIMIT) return { reply: anyError(413) };
@@ -129,8 +109,6 @@ function indexOf(model: Model, id: string | undefined): number {
   const wanted = Number(id);
   return model.todos.findIndex((todo) => todo.id === wanted);
 }
-
-const own = (object: Record<string, unknown>, key: string) => (Object.hasOwn(object, key) ? object[key] : undefined);
 
 /**
  * The draft's key: an sf-string of printable ASCII in double quotes (a quote or backslash in it
@@ -180,10 +158,32 @@ const copyOf = (model: Model): Model => ({
   tags: model.tags,
 });
 
-/** A PUT body that asks for a change: a JSON object with a title or a completed. */
+/** A PUT body that asks for a change: a JSON object with a field a PUT may set. */
 function changes(body: string | undefined): boolean {
   const parsed = JSON.parse(body ?? '{}') as Record<string, unknown>;
-  return Object.hasOwn(parsed, 'title') || Object.hasOwn(parsed, 'completed');
+  return FIELDS.some((field) => field.onUpdate && Object.hasOwn(parsed, field.name));
+}
+
+/** Whether each field of `body` that a POST (or a PUT) reads is accepted; a required one must be there. */
+function validFields(body: Record<string, unknown>, method: 'POST' | 'PUT'): boolean {
+  return FIELDS.every((field) => {
+    const reads = method === 'POST' ? field.onCreate !== 'ignored' : field.onUpdate;
+    if (!reads) return true;
+    if (!Object.hasOwn(body, field.name)) return !(method === 'POST' && field.onCreate === 'required');
+    const value = body[field.name];
+    return (method === 'PUT' && field.clearable && value === null) || field.accepts(value);
+  });
+}
+
+/** The record after a PUT of `body` (accepted): each field it sets, set, or cleared by `null`. */
+function patched(current: ModelTodo, body: Record<string, unknown>): ModelTodo {
+  const updated: ModelTodo = { id: current.id };
+  // In the fields' order, as the answer has them: a tag names the bytes of a record's JSON.
+  for (const { name, onUpdate } of FIELDS) {
+    const value = onUpdate && Object.hasOwn(body, name) ? body[name] : current[name];
+    if (value !== null && value !== undefined) updated[name] = value;
+  }
+  return updated;
 }
 
 /**
@@ -263,27 +263,18 @@ function replyTo(model: Model, request: Request): Reply {
   if ('reply' in parsed) return parsed.reply;
   const body = parsed.object;
   if (request.method === 'POST') {
-    const title = own(body, 'title');
-    if (typeof title !== 'string' || !wellFormed(title)) return anyError(400);
-    const todo = { id: model.nextId++, title, completed: false };
+    if (!validFields(body, 'POST')) return anyError(400);
+    const todo = recordFrom(body, model.nextId++) as ModelTodo;
     model.todos.push(todo);
     return json(201, todo);
   }
   // PUT: the body is checked before the id.
-  const title = own(body, 'title');
-  const completed = own(body, 'completed');
-  if (Object.hasOwn(body, 'title') && typeof title !== 'string') return anyError(400);
-  if (Object.hasOwn(body, 'completed') && typeof completed !== 'boolean') return anyError(400);
-  if (typeof title === 'string' && !wellFormed(title)) return anyError(400);
+  if (!validFields(body, 'PUT')) return anyError(400);
   const index = writable(model, request);
   if (typeof index !== 'number') return index;
   const current = model.todos[index];
   if (current === undefined) return NOT_FOUND;
-  const updated = {
-    id: current.id,
-    title: typeof title === 'string' ? title : current.title,
-    completed: typeof completed === 'boolean' ? completed : current.completed,
-  };
+  const updated = patched(current, body);
   model.todos[index] = updated;
   return json(200, updated);
 }

@@ -122,7 +122,7 @@ describe('npm run smoke -- <base-url>', () => {
       const stage = await startStage();
       await memoryStore.remove(1);
       await memoryStore.remove(2);
-      const theirs = await memoryStore.create('a user’s record');
+      const theirs = await memoryStore.create({ title: 'a user’s record' });
       const result = await runSmokeCommand(stage.url);
       expect(result.status).toBe(0);
       expect(await listed()).toEqual([theirs.value]);

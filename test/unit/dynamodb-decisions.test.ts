@@ -3,12 +3,13 @@ import fc from 'fast-check';
 import { claimPut } from '../../lib/dynamodb/claims';
 import { counterMove, sizeChange } from '../../lib/dynamodb/counter';
 import { decide, type Decision } from '../../lib/dynamodb/decisions';
-import { planPosts, postShares, postTransaction, type NewTodo, type PostWrite } from '../../lib/dynamodb/posts';
+import { planPosts, postShares, postTransaction, type Post, type PostWrite } from '../../lib/dynamodb/posts';
 import { deleteChange, putChange, rewriteTransaction, type Change } from '../../lib/dynamodb/rewrite';
-import { EXPIRES } from '../../lib/dynamodb/table';
+import { EXPIRES, toTodo } from '../../lib/dynamodb/table';
 import { Transaction, type Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
-import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
+import { createTodo, listBytes } from '../../lib/todos';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /**
@@ -119,10 +120,10 @@ describe('a transaction’s actions and their roles', () => {
 
 describe('what a cancellation of POSTs means', () => {
   const counter = { next: 10, bytes: 1_000 };
-  const posts: NewTodo[] = [
-    { title: 'first', claim: undefined },
-    { title: 'second', claim: claim('second') },
-    { title: 'third', claim: undefined },
+  const posts: Post[] = [
+    { request: { title: 'first' }, claim: undefined },
+    { request: { title: 'second' }, claim: claim('second') },
+    { request: { title: 'third' }, claim: undefined },
   ];
   const writes = planPosts(counter, posts, [0, 1, 2]);
 
@@ -187,7 +188,7 @@ describe('what a cancellation of POSTs means', () => {
         fc.integer({ min: 0, max: 20_000 }),
         (sizes, room) => {
           const full = { next: 50, bytes: MAX_LIST_BYTES - room };
-          const batch = sizes.map((size) => ({ title: 'x'.repeat(size), claim: undefined }));
+          const batch = sizes.map((size) => ({ request: { title: 'x'.repeat(size) }, claim: undefined }));
           const planned: PostWrite[] = planPosts(
             full,
             batch,
@@ -198,7 +199,7 @@ describe('what a cancellation of POSTs means', () => {
           let left = room;
           let id = full.next;
           const expected = batch.flatMap((post, i) => {
-            const size = listBytes({ id, title: post.title });
+            const size = listBytes(createTodo(post.request, id));
             if (size > left) return [String(i)];
             left -= size;
             id++;
@@ -222,21 +223,21 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   const keyed = claim('put');
 
   it('puts the record, the list’s size (only when it changes) and the key’s claim under their roles', () => {
-    const completedOnly = putChange(TABLE, 7, { completed: true })(current);
+    const completedOnly = putChange(TABLE, { completed: true })(current);
     expect(completedOnly.growth).toBe(0);
     expect(rewriteTransaction(TABLE, completedOnly, keyed, MADE).roles).toEqual(['record', 'claim']);
-    const retitled = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
+    const retitled = putChange(TABLE, { title: 'a longer title than before' })(current);
     const transaction = rewriteTransaction(TABLE, retitled, keyed, MADE);
     expect(transaction.roles).toEqual(['record', 'counter', 'claim']);
     // The claim's reason is read as the claim's, though the counter's action came before it.
     const { meanings } = transaction.read([NONE, NONE, failed(kept(keyed, current))], Date.now());
     expect(Object.keys(meanings)).toEqual(['claim']);
-    expect(deleteChange(TABLE)(current).growth).toBe(-listBytes(current));
+    expect(deleteChange(TABLE)(current).growth).toBe(-listBytes(toTodo(current)));
   });
 
   /** What a cancellation of a PUT of `current` (with `claim`) decides. */
   function rewriteDecision(byRole: Partial<Record<string, Reason>>, with_?: IdempotencyClaim) {
-    const change: Change = putChange(TABLE, 7, { title: 'a longer title than before' })(current);
+    const change: Change = putChange(TABLE, { title: 'a longer title than before' })(current);
     return decided(rewriteTransaction(TABLE, change, with_, MADE), byRole, [
       { who: '', claim: with_, bytes: () => change.growth },
     ]);

@@ -16,7 +16,8 @@ import {
   recentAfter,
   type CommitPlan,
   type CommitRole,
-  type Intent,
+  type Payload,
+  type QueuedIntent,
   type Look,
   type QueueCounter,
 } from '../../lib/dynamodb/queue-plan';
@@ -24,7 +25,8 @@ import { decide } from '../../lib/dynamodb/decisions';
 import { commitTransaction } from '../../lib/dynamodb/queue';
 import type { Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
-import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
+import { createTodo, listBytes } from '../../lib/todos';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /**
@@ -36,9 +38,9 @@ import type { IdempotencyClaim, Todo } from '../../lib/todos';
 const NOW = 1_800_000_000_000;
 const failed = (item?: Record<string, unknown>): Reason => ({ code: 'ConditionalCheckFailed', ...(item && { item }) });
 
-/** An intent that arrived `ago` ms before NOW, `n` apart from the others of that millisecond. */
-function intent(uuid: string, ago = 0, n = 0, extra: Partial<Intent> = {}): Intent {
-  return { id: (NOW - ago) * 1000 + n, uuid, title: `title of ${uuid}`, ...extra };
+/** An intent that arrived `ago` ms before NOW, `n` apart from the others of that millisecond, as a commit reads it. */
+function intent(uuid: string, ago = 0, n = 0, payload: Partial<Payload> = {}): QueuedIntent {
+  return { id: (NOW - ago) * 1000 + n, uuid, payload: { request: { title: `title of ${uuid}` }, ...payload } };
 }
 
 function claim(key: string, fingerprint = `print of ${key}`): IdempotencyClaim {
@@ -141,7 +143,7 @@ describe('planCommit: what one commit writes', () => {
   });
 
   it('stays within a transaction’s bytes, but always takes the committing POST’s own intent', () => {
-    const big = (uuid: string, ago: number) => ({ ...intent(uuid, ago), title: 'x'.repeat(600_000) });
+    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(600_000) } });
     const queue = [big('a', 9), big('b', 8), big('c', 7), big('mine', 6)];
     const plan = planCommit(counter, queue, 'mine', NOW);
     // Two big titles fit in 3.5 MB (each written twice: record and outcome); the third does not.
@@ -263,8 +265,12 @@ describe('decide, for the queue: what a cancelled commit means', () => {
 
   it('refuses, in order, the intents that do not fit in the list, and commits the rest again', () => {
     const title = 'x'.repeat(1_000);
-    const queue = [intent('a', 3), intent('b', 2), intent('c', 1)].map((queued) => ({ ...queued, title }));
-    const room = listBytes({ id: 7, title }) + listBytes({ id: 8, title }) / 2;
+    const queue = [
+      intent('a', 3, 0, { request: { title } }),
+      intent('b', 2, 0, { request: { title } }),
+      intent('c', 1, 0, { request: { title } }),
+    ];
+    const room = listBytes(createTodo({ title }, 7)) + listBytes(createTodo({ title }, 8)) / 2;
     const full = { next: 7, bytes: MAX_LIST_BYTES - room };
     const plan = planCommit(full, queue, 'a', NOW);
     const verdict = verdictOf(plan, { counter: failed(full) });

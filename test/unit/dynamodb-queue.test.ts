@@ -1,11 +1,16 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { itemSize, type AttributeMap } from '../../harness/aws-dynamodb/requests';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
-import { HEAD_LEASE_MS, outcomeKey } from '../../lib/dynamodb/queue';
+import { HEAD_LEASE_MS, outcomeKey, payloadKey } from '../../lib/dynamodb/queue';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
+import { SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
+import { localClient } from '../../scripts/dynamodb-local-process';
+import { fullRequest, recordFrom } from '../support/todo-fields';
 import {
   dynamoDbStore,
   dynamoDbStoreAt,
@@ -38,8 +43,21 @@ async function container(table: string) {
   const store = dynamoDbStoreAt(network.endpoint, table);
   await store.list();
   const { createTodo } = handlersOn(store);
-  const post = (title: string) => invoke(createTodo, event({ method: 'POST', body: { title } }), context());
+  /** A POST that sets every field a POST may set (todo-fields.ts), with this title. */
+  const post = (title: string) => invoke(createTodo, event({ method: 'POST', body: fullRequest(title) }), context());
   return { network, store, post };
+}
+
+/** The record a POST of `post` above, titled `title`, makes with `id`: every field compared, not its title alone. */
+const recordOf = (title: string, id: number) => recordFrom(fullRequest(title), id);
+
+/** A queued POST as the store writes it (lib/dynamodb/queue.ts): its intent, and its payload apart. */
+function queuedItems(uuid: string, id: number, title: string) {
+  const expires = Math.ceil(Date.now() / 1000) + 600;
+  return [
+    { pk: COUNTER_KEY.pk, id, uuid, [EXPIRES]: expires },
+    { ...payloadKey(uuid), request: fullRequest(title), [EXPIRES]: expires },
+  ];
 }
 
 /**
@@ -49,12 +67,15 @@ async function container(table: string) {
 async function contendedContainers(count: number) {
   const table = await freshTable();
   const containers = await Promise.all(Array.from({ length: count }, () => container(table)));
-  await dynamoDbStore(table).create('from another container');
+  await dynamoDbStore(table).create({ title: 'from another container' });
   return { table, containers };
 }
 
-const titles = async (store: { list: () => Promise<{ id: number; title: string }[]> }) =>
-  (await store.list()).map(({ id, title }) => [id, title]);
+/** The records the table starts with here: the seed, and the other container's POST. */
+const BEFORE = [
+  ...SEED_TODOS.map((todo) => expect.objectContaining({ id: todo.id })),
+  expect.objectContaining({ id: 3 }),
+];
 
 describe('the queue of POSTs, across containers', () => {
   it(
@@ -81,22 +102,65 @@ describe('the queue of POSTs, across containers', () => {
       const second = waiter.post('queued behind the head');
       await eventually(() => queued, { within: STEP_MS, what: 'the other POST’s intent' });
       release();
-      expect([(await first).statusCode, bodyOf(await second)]).toEqual([
-        201,
-        { id: 5, title: 'queued behind the head', completed: false },
-      ]);
+      expect([(await first).statusCode, bodyOf(await second)]).toEqual([201, recordOf('queued behind the head', 5)]);
       const waiterSent = waiter.network.seen.slice(from);
       // It was committed by the head, with the head's own, and found its id in the counter.
       const commitsTheWaiter = both(operation('TransactWriteItems'), mentions('queued behind the head'));
       expect(head.network.seen.filter(commitsTheWaiter).filter(mentions('the head’s own'))).toHaveLength(1);
       expect(waiterSent.filter(operation('TransactWriteItems')).filter(mentions('the head’s own'))).toEqual([]);
       expect(waiterSent.filter(operation('GetItem'))).toEqual([]);
-      expect(await titles(head.store)).toEqual([
-        [1, expect.any(String)],
-        [2, expect.any(String)],
-        [3, 'from another container'],
-        [4, 'the head’s own'],
-        [5, 'queued behind the head'],
+      expect(await head.store.list()).toEqual([
+        ...BEFORE,
+        recordOf('the head’s own', 4),
+        recordOf('queued behind the head', 5),
+      ]);
+    },
+    WITHIN_MS,
+  );
+
+  it(
+    'a look at the queue reads small items only: behind a POST of a 60 KB title at the head, it reads under 4 KB (one read unit)',
+    async () => {
+      const {
+        table,
+        containers: [head, waiter],
+      } = await contendedContainers(2);
+      if (head === undefined || waiter === undefined) throw new Error('two containers');
+      // The head's intent stays at the head while its first look is held.
+      let release: () => void = () => undefined;
+      head.network.inject(operation('Query'), { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
+      const big = 'x'.repeat(60_000);
+      const headFrom = head.network.seen.length;
+      const first = head.post(big);
+      await eventually(() => head.network.seen.slice(headFrom).some(operation('Query')), {
+        within: STEP_MS,
+        what: 'the head’s first look',
+      });
+      const from = waiter.network.seen.length;
+      const second = waiter.post('looks behind a big one');
+      await eventually(() => waiter.network.seen.slice(from).some(operation('Query')), {
+        within: STEP_MS,
+        what: 'the waiter’s first look',
+      });
+      const look = waiter.network.seen.slice(from).find(operation('Query'));
+      if (look === undefined) throw new Error('no look');
+      // What DynamoDB reads for that look, and charges for: its items whole, before any projection.
+      const asRead = JSON.parse(look.body) as QueryCommandInput;
+      delete asRead.ProjectionExpression;
+      const client = localClient(testDynamoDbEndpoint());
+      const items = (await client.send(new QueryCommand(asRead))).Items ?? [];
+      client.destroy();
+      expect(items.map((item) => item.pk?.S)).toEqual([COUNTER_KEY.pk, COUNTER_KEY.pk]);
+      expect(items.reduce((sum, item) => sum + itemSize(item as unknown as AttributeMap), 0)).toBeLessThan(4_096);
+      release();
+      expect([bodyOf(await first), bodyOf(await second)]).toEqual([
+        recordOf(big, 4),
+        recordOf('looks behind a big one', 5),
+      ]);
+      expect(await dynamoDbStore(table).list()).toEqual([
+        ...BEFORE,
+        recordOf(big, 4),
+        recordOf('looks behind a big one', 5),
       ]);
     },
     WITHIN_MS,
@@ -107,18 +171,9 @@ describe('the queue of POSTs, across containers', () => {
     async () => {
       const { table, containers } = await contendedContainers(3);
       // The head: an intent whose container has stalled, written as a POST's would be.
-      await localDocumentClient(testDynamoDbEndpoint()).send(
-        new PutCommand({
-          TableName: table,
-          Item: {
-            pk: COUNTER_KEY.pk,
-            id: Date.now() * 1000,
-            uuid: 'a stalled container',
-            title: 'stalled head',
-            [EXPIRES]: Math.ceil(Date.now() / 1000) + 600,
-          },
-        }),
-      );
+      for (const item of queuedItems('a stalled container', Date.now() * 1000, 'stalled head')) {
+        await localDocumentClient(testDynamoDbEndpoint()).send(new PutCommand({ TableName: table, Item: item }));
+      }
       // A commit of the head takes a while, as under load: every POST that takes over meanwhile races it.
       const commitsHead = both(operation('TransactWriteItems'), mentions('stalled head'));
       for (const { network } of containers) network.inject(commitsHead, { holdRequestMs: 300 }, Infinity);
@@ -127,17 +182,13 @@ describe('the queue of POSTs, across containers', () => {
       // One transaction wrote the stalled head's record: no other POST's attempt raced it and failed.
       const commits = containers.flatMap(({ network }) => network.seen.filter(commitsHead));
       expect(commits).toHaveLength(1);
-      const listed = await titles(dynamoDbStore(table));
-      expect(listed.slice(0, 4)).toEqual([
-        [1, expect.any(String)],
-        [2, expect.any(String)],
-        [3, 'from another container'],
-        [4, 'stalled head'],
-      ]);
-      expect(listed.slice(4).map(([, title]) => title)).toEqual(
-        expect.arrayContaining(['behind 0', 'behind 1', 'behind 2']),
-      );
-      expect(listed).toHaveLength(7);
+      const listed = await dynamoDbStore(table).list();
+      expect(listed.slice(0, 4)).toEqual([...BEFORE, recordOf('stalled head', 4)]);
+      // The three behind it, in whatever order their POSTs were committed: each whole.
+      const behind = listed.slice(4);
+      expect(behind.map((todo) => todo.id)).toEqual([5, 6, 7]);
+      expect(behind).toEqual(behind.map((todo) => recordOf(todo.title, todo.id)));
+      expect(behind.map((todo) => todo.title).sort()).toEqual(['behind 0', 'behind 1', 'behind 2']);
     },
     WITHIN_MS,
   );
@@ -155,23 +206,15 @@ describe('the queue of POSTs, across containers', () => {
       const expires = Math.ceil(Date.now() / 1000) + 600;
       for (let i = 0; i < 10; i++) {
         const uuid = `withdrawn ${i}`;
-        const intent = { pk: COUNTER_KEY.pk, id: Date.now() * 1000 + i, uuid, title: uuid, [EXPIRES]: expires };
-        await documents.send(new PutCommand({ TableName: table, Item: intent }));
+        for (const item of queuedItems(uuid, Date.now() * 1000 + i, uuid)) {
+          await documents.send(new PutCommand({ TableName: table, Item: item }));
+        }
         const outcome = { ...outcomeKey(uuid), refused: 'withdrawn', [EXPIRES]: expires };
         await documents.send(new PutCommand({ TableName: table, Item: outcome }));
       }
-      expect(bodyOf(await behind.post('behind ten withdrawn'))).toEqual({
-        id: 4,
-        title: 'behind ten withdrawn',
-        completed: false,
-      });
+      expect(bodyOf(await behind.post('behind ten withdrawn'))).toEqual(recordOf('behind ten withdrawn', 4));
       // The withdrawn ones are dropped, unwritten.
-      expect(await titles(behind.store)).toEqual([
-        [1, expect.any(String)],
-        [2, expect.any(String)],
-        [3, 'from another container'],
-        [4, 'behind ten withdrawn'],
-      ]);
+      expect(await behind.store.list()).toEqual([...BEFORE, recordOf('behind ten withdrawn', 4)]);
     },
     WITHIN_MS,
   );

@@ -21,7 +21,7 @@ const range = (from: number, count: number) => Array.from({ length: count }, (_,
 describe('DynamoDB store under concurrency', () => {
   it('gives 100 parallel creates 100 distinct consecutive ids, all listed in order', async () => {
     const store = dynamoDbStore(await freshTable());
-    const created = await Promise.all(range(0, 100).map((i) => store.create(`t${i}`)));
+    const created = await Promise.all(range(0, 100).map((i) => store.create({ title: `t${i}` })));
     expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 100));
     expect(ids(await store.list())).toEqual([1, 2, ...range(3, 100)]);
   });
@@ -32,25 +32,25 @@ describe('DynamoDB store under concurrency', () => {
     const containers = range(0, 20).map(() => dynamoDbStore(table));
     const lists = await Promise.all(containers.map((store) => store.list()));
     for (const list of lists) expect(ids(list)).toEqual([1, 2]);
-    const created = await Promise.all(containers.map((store, i) => store.create(`from ${i}`)));
+    const created = await Promise.all(containers.map((store, i) => store.create({ title: `from ${i}` })));
     expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 20));
   });
 
   it('never seeds a table twice: a deleted record 1 stays deleted after a restart, and the counter goes on', async () => {
     const table = await freshTable();
     const before = dynamoDbStore(table);
-    await before.create('three');
+    await before.create({ title: 'three' });
     await before.remove(1);
     await before.remove(3);
     const after = dynamoDbStore(table);
     expect(ids(await after.list())).toEqual([2]);
-    expect((await after.create('four')).value.id).toBe(4);
+    expect((await after.create({ title: 'four' })).value.id).toBe(4);
   });
 
   it('never lets a PUT racing a DELETE resurrect the record', async () => {
     const store = dynamoDbStore(await freshTable());
     for (let round = 0; round < 25; round++) {
-      const { id } = (await store.create(`race ${round}`)).value;
+      const { id } = (await store.create({ title: `race ${round}` })).value;
       // Both orders of sending: the DELETE first is the one that could resurrect.
       const [updated, removed] =
         round % 2 === 0
@@ -67,7 +67,7 @@ describe('DynamoDB store under concurrency', () => {
 
   it('lists every page, not just the first', async () => {
     const table = await freshTable();
-    await Promise.all(range(0, 9).map((i) => dynamoDbStore(table).create(`t${i}`)));
+    await Promise.all(range(0, 9).map((i) => dynamoDbStore(table).create({ title: `t${i}` })));
     expect(ids(await dynamoDbStore(table, { pageSize: 2 }).list())).toEqual(range(1, 11));
   });
 
@@ -77,7 +77,7 @@ describe('DynamoDB store under concurrency', () => {
     try {
       const reader = dynamoDbStoreAt(network.endpoint, table, { pageSize: 2 });
       const writer = dynamoDbStore(table);
-      for (const title of ['three', 'four', 'five']) await writer.create(title);
+      for (const title of ['three', 'four', 'five']) await writer.create({ title });
       await reader.list();
       // The read's second page is held on its way while record 1, on the first, goes and record 6 comes.
       const secondPage = both(operation('Query'), mentions('ExclusiveStartKey'));
@@ -86,7 +86,7 @@ describe('DynamoDB store under concurrency', () => {
       const listed = reader.list();
       await network.next(secondPage);
       await writer.remove(1);
-      await writer.create('six');
+      await writer.create({ title: 'six' });
       release();
       expect(ids(await listed)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(ids(await reader.list())).toEqual([2, 3, 4, 5, 6]);
@@ -100,7 +100,7 @@ describe('DynamoDB store under concurrency', () => {
 
   it('lists past DynamoDB’s 1 MB page: 3 MB of titles', async () => {
     const store = dynamoDbStore(await freshTable());
-    for (let i = 0; i < 30; i++) await store.create(`${i}`.padEnd(100_000, '.'));
+    for (let i = 0; i < 30; i++) await store.create({ title: `${i}`.padEnd(100_000, '.') });
     const listed = await store.list();
     expect(listed).toHaveLength(32);
     expect(ids(listed)).toEqual(range(1, 32));

@@ -4,6 +4,7 @@ import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from '../../ha
 import { context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
+import { payloadKey } from '../../lib/dynamodb/queue';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import {
   dynamoDbStore,
@@ -58,19 +59,17 @@ async function container(table: string, dynamodb: AwsDynamoDb) {
 async function contendedContainers(count: number, dynamodb: AwsDynamoDb) {
   const table = await freshTable();
   const containers = await Promise.all(Array.from({ length: count }, () => container(table, dynamodb)));
-  await dynamoDbStore(table).create('from another container');
+  await dynamoDbStore(table).create({ title: 'from another container' });
   return { table, containers };
 }
 
-/** An item of the queue of POSTs the store once kept, as a container that crashed left it. */
+/** A queued POST's intent and its payload (lib/dynamodb/queue.ts), as a container that crashed left them. */
 function leftoverIntent(uuid: string, id: number) {
-  return {
-    pk: COUNTER_KEY.pk,
-    id,
-    uuid,
-    title: `left by ${uuid}`,
-    [EXPIRES]: Math.ceil(Date.now() / 1000) + 600,
-  };
+  const expires = Math.ceil(Date.now() / 1000) + 600;
+  return [
+    { pk: COUNTER_KEY.pk, id, uuid, [EXPIRES]: expires },
+    { ...payloadKey(uuid), request: { title: `left by ${uuid}` }, [EXPIRES]: expires },
+  ];
 }
 
 describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
@@ -132,7 +131,7 @@ describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
       if (behind === undefined) throw new Error('a container');
       const documents = localDocumentClient(testDynamoDbEndpoint());
       const id = Date.now() * 1000;
-      for (const item of [leftoverIntent('one post', id), leftoverIntent('one post', id + 1)]) {
+      for (const item of [...leftoverIntent('one post', id), ...leftoverIntent('one post', id + 1)]) {
         await documents.send(new PutCommand({ TableName: table, Item: item }));
       }
       const answer = await behind.post('after the leftovers');

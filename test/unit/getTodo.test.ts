@@ -25,7 +25,7 @@ describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
   });
 
   it('converts the path value with Number(), so "007" and "2.0" name records 7 and 2', async () => {
-    for (let i = 0; i < 5; i++) await store.create(`t${i}`);
+    for (let i = 0; i < 5; i++) await store.create({ title: `t${i}` });
     expect(bodyOf(await invoke(handler, event({ id: '007' })))).toMatchObject({ id: 7 });
     expect(bodyOf(await invoke(handler, event({ id: '2.0' })))).toMatchObject({ id: 2 });
   });

@@ -6,7 +6,8 @@ import { bodyOf, event, invoke } from '../../harness/event';
 import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
 import { handlersOn } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
-import { MAX_LIST_BYTES, listBytes } from '../../lib/list-size';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
+import { listBytes } from '../../lib/todos';
 import type { TodoStore } from '../../lib/todos';
 import { JSON_TYPE } from '../support/expectations';
 import { STORES } from '../support/stores';
@@ -128,7 +129,7 @@ describe.each(STORES)('GET /todos, compressed ($name store)', (fixture) => {
   it.each(['gzip', 'gzip, deflate, br', 'br;q=1.0, gzip;q=0.8', '*', 'GZIP'])(
     'is gzip-compressed, base64 in the answer, for Accept-Encoding: %s',
     async (acceptEncoding) => {
-      for (let i = 0; i < 40; i++) await store.create(`a title of a to-do ${i}`);
+      for (let i = 0; i < 40; i++) await store.create({ title: `a title of a to-do ${i}` });
       const plain = await list();
       const response = await list(acceptEncoding);
       expect(response.statusCode).toBe(200);
@@ -147,7 +148,7 @@ describe.each(STORES)('GET /todos, compressed ($name store)', (fixture) => {
   it.each([undefined, 'identity', 'gzip;q=0', 'deflate, br', '*;q=0'])(
     'is plain JSON for Accept-Encoding: %s',
     async (acceptEncoding) => {
-      for (let i = 0; i < 40; i++) await store.create(`a title of a to-do ${i}`);
+      for (let i = 0; i < 40; i++) await store.create({ title: `a title of a to-do ${i}` });
       const response = await list(acceptEncoding);
       expect(response.isBase64Encoded).toBeUndefined();
       expect(response.headers).toEqual({
@@ -169,7 +170,7 @@ describe.each(STORES)('GET /todos, compressed ($name store)', (fixture) => {
     const noise = Array.from({ length: 30 }, () =>
       [...randomBytes(400)].map((byte) => printable[byte % printable.length]).join(''),
     );
-    for (const title of noise) await store.create(title);
+    for (const title of noise) await store.create({ title });
     const response = await list('gzip');
     expect(response.isBase64Encoded).toBeUndefined();
     expect(response.headers).not.toHaveProperty('content-encoding');

@@ -28,8 +28,8 @@ describe.each(STORES)('GET /todos ($name store)', (fixture) => {
   });
 
   it('lists created records at the end, in creation order', async () => {
-    await store.create('a');
-    await store.create('b');
+    await store.create({ title: 'a' });
+    await store.create({ title: 'b' });
     const ids = (bodyOf(await invoke(handler, event())) as { id: number }[]).map((todo) => todo.id);
     expect(ids).toEqual([1, 2, 3, 4]);
   });

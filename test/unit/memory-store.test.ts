@@ -4,7 +4,7 @@ import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 describe('memory store', () => {
   it('keeps its state on globalThis, so every bundled copy of this module shares it', async () => {
     resetMemoryStore();
-    const { value: created } = await memoryStore.create('shared');
+    const { value: created } = await memoryStore.create({ title: 'shared' });
     await jest.isolateModulesAsync(async () => {
       // A fresh copy of the module, as another function's bundle has.
       const copy = await import('../../lib/memory-store');
@@ -27,10 +27,10 @@ describe('memory store', () => {
   });
 
   it('reset puts the store back to records 1 and 2 and next id 3', async () => {
-    await memoryStore.create('a');
+    await memoryStore.create({ title: 'a' });
     await memoryStore.remove(1);
     resetMemoryStore();
     expect((await memoryStore.list()).map((todo) => todo.id)).toEqual([1, 2]);
-    expect((await memoryStore.create('b')).value.id).toBe(3);
+    expect((await memoryStore.create({ title: 'b' })).value.id).toBe(3);
   });
 });

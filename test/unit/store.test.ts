@@ -1,6 +1,8 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { FIRST_NEW_ID, type TodoStore, type Written } from '../../lib/todos';
+import { newTodo, todoPatch } from '../../lib/input';
 import { STORES } from '../support/stores';
+import { fullPatch, fullRequest, recordFrom } from '../support/todo-fields';
 
 /** A write's answer that is no replay. */
 const written = <T>(value: T): Written<T> => ({ value, replayed: false });
@@ -18,19 +20,19 @@ describe.each(STORES)('$name store', (fixture) => {
       { id: 2, title: expect.any(String), completed: true },
     ]);
     expect(FIRST_NEW_ID).toBe(3);
-    expect((await store.create('next')).value.id).toBe(3);
+    expect((await store.create({ title: 'next' })).value.id).toBe(3);
   });
 
   it('appends created records in list order with completed = false', async () => {
-    expect(await store.create('a')).toEqual(written({ id: 3, title: 'a', completed: false }));
-    expect(await store.create('b')).toEqual(written({ id: 4, title: 'b', completed: false }));
+    expect(await store.create({ title: 'a' })).toEqual(written({ id: 3, title: 'a', completed: false }));
+    expect(await store.create({ title: 'b' })).toEqual(written({ id: 4, title: 'b', completed: false }));
     expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2, 3, 4]);
   });
 
   it('never reuses an id, also after deleting the newest record', async () => {
-    const { value: a } = await store.create('a');
+    const { value: a } = await store.create({ title: 'a' });
     expect(await store.remove(a.id)).toEqual(written(true));
-    expect((await store.create('b')).value.id).toBe(a.id + 1);
+    expect((await store.create({ title: 'b' })).value.id).toBe(a.id + 1);
   });
 
   it('updates only the fields present and keeps the record in its place', async () => {
@@ -60,9 +62,21 @@ describe.each(STORES)('$name store', (fixture) => {
 
   it('stores any title exactly: empty, unicode, long', async () => {
     for (const title of ['', 'çà 🚀 日本 \u0000 \n', 'x'.repeat(100_000)]) {
-      const { value: created } = await store.create(title);
+      const { value: created } = await store.create({ title });
       expect(await store.get(created.id)).toEqual({ id: created.id, title, completed: false });
     }
+  });
+
+  it('makes its record of every field a POST sets, and changes every field a PUT sets, whole (todo-fields.ts)', async () => {
+    const body = fullRequest('every field');
+    const { value: created } = await store.create(newTodo(body));
+    expect(created).toEqual(recordFrom(body, 3));
+    expect(await store.get(3)).toEqual(created);
+    const patch = fullPatch('every field, changed');
+    const changed = { ...created, ...patch };
+    expect(await store.update(3, todoPatch(patch))).toEqual(written(changed));
+    expect(await store.update(3, todoPatch({}))).toEqual(written(changed));
+    expect(await store.list()).toEqual([expect.anything(), expect.anything(), changed]);
   });
 
   it('can hold an empty list', async () => {
