@@ -34,6 +34,10 @@ const OPTIONAL_SECTIONS: Record<string, () => Promise<Section>> = {
   load: async () => (await import('./sections/load')).load,
   // `npm ci` of each tree into an empty folder: what `npm install` costs a new user.
   install: async () => (await import('./sections/install')).install,
+  // The scale model (docs/scale.md): the store in simulated time at AWS's scale, a few minutes.
+  scale: async () => (await import('./sections/scale')).scale,
+  // The scale model against the fleet at the points this machine can run (1–4 containers, 25 POSTs/s).
+  scaleCheck: async () => (await import('./sections/scale-check')).scaleCheck,
 };
 
 function printTable(rows: Row[]): void {

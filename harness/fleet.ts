@@ -32,6 +32,8 @@ export interface FleetOptions {
   readonly freeze?: boolean;
   /** LOG_LEVEL of the functions (default: as packaged). */
   readonly logLevel?: string;
+  /** More environment variables of every function, over the template's (TODO_POST_QUEUE=off, say). */
+  readonly environment?: Readonly<Record<string, string>>;
   /** DynamoDB as AWS runs it, with these options (the default), or `false`: DynamoDB Local as it is. */
   readonly aws?: AwsDynamoDbOptions | false;
 }
@@ -160,6 +162,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       const overrides = {
         TODOS_TABLE: table,
         ...(options.logLevel === undefined ? {} : { LOG_LEVEL: options.logLevel }),
+        ...options.environment,
       };
       const withTable: FunctionConfig = { ...config, environment: { ...config.environment, ...overrides } };
       pools.set(

@@ -200,6 +200,8 @@ export interface OpenLoopOptions {
   readonly seconds: number;
   /** Starts each POST's title, so that its record can be told from others. */
   readonly tag: string;
+  /** Each title padded with dots to this many characters (a 60 KB title, say); as it is without. */
+  readonly titleLength?: number;
   /** How long a client waits for one answer: longer than any request the service lets run. */
   readonly timeoutMs?: number;
 }
@@ -237,9 +239,9 @@ export async function openLoop(
 /** POST /todos at an offered rate (openLoop), each POST's title its tag and number. */
 export function openLoopPosts(
   url: string,
-  { perSecond, seconds, tag, timeoutMs = 30_000 }: OpenLoopOptions,
+  { perSecond, seconds, tag, titleLength = 0, timeoutMs = 30_000 }: OpenLoopOptions,
 ): Promise<PostAnswer[]> {
-  return openLoop(perSecond, seconds, (n) => timedPost(url, `${tag} ${n}`, timeoutMs));
+  return openLoop(perSecond, seconds, (n) => timedPost(url, `${tag} ${n}`.padEnd(titleLength, '.'), timeoutMs));
 }
 
 async function timedPost(url: string, title: string, timeoutMs: number): Promise<number> {

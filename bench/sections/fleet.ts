@@ -1,4 +1,12 @@
-import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { toTodo } from '../../lib/dynamodb/table';
+import { listBytes } from '../../lib/todos';
 import type { FunctionPool } from '../../harness/container';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { idGaps, openLoopPosts, postLoad, type PostAnswer } from '../../harness/load';
@@ -6,17 +14,20 @@ import { eventually } from '../../harness/wait';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { fleetCpuMs, machineCpuMs } from '../proc';
-import { packagedAt, treesFor, type Tree } from '../trees';
+import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';
 
 /**
  * The shipped zips as AWS runs them (harness/fleet.ts): each function a pool of single-invocation
  * containers on Node 22, behind an HTTP API gateway, on DynamoDB as AWS runs it
  * (harness/aws-dynamodb/: conflicts, throughput per partition, service times, 500s) over DynamoDB
- * Local. `--baseline <ref>` runs the same against that revision's zips, in the same run, on the
- * same DynamoDB Local, each point of one tree next to the same point of the other.
+ * Local. Two designs of this tree: the queue of POSTs (as it ships) and one transaction a POST
+ * (TODO_POST_QUEUE=off, lib/dynamodb/store.ts); `--baseline <ref>` adds that revision's zips. All
+ * in the same run, on the same DynamoDB Local, each point of one next to the same point of the others.
  *
  * - POSTs at offered rates of 25, 50 and 100 a second (open loop: clients that do not wait for
  *   each other), over 16 createTodo containers; 50 a second is a deployed stage's throttle;
+ * - POSTs of 60 KB titles at 25 and 50 a second, with what a look at the queue costs: a janitor
+ *   deletes their records behind the API, so the list stays under its 6 MB limit;
  * - POSTs from 1, 4, 8 and 16 containers, each kept busy (closed loop): the curve;
  * - for each point, the rate achieved, p50 and p99, answers other than 201, what each POST cost
  *   DynamoDB (requests, read and write units, throttles, conflicts) and the machine (CPU, by
@@ -29,6 +40,8 @@ import { packagedAt, treesFor, type Tree } from '../trees';
 
 /** Offered rates, POSTs a second, over OPEN_LOOP_CONTAINERS. */
 const OFFERED_RATES = [25, 50, 100];
+/** Offered rates of POSTs of BIG_TITLE_BYTES titles. */
+const BIG_TITLE_RATES = [25, 50];
 const OPEN_LOOP_CONTAINERS = 16;
 /** Seconds of warm-up at the point's own load, then of measurement. */
 const WARM_SECONDS = 2;
@@ -45,6 +58,29 @@ const BIG_POSTS = 110;
 const LIST_SIZES = [10_000, 100_000];
 /** Titles of the records in the list figures: short enough that 10^5 of them fit in any budget. */
 const LIST_TITLE = 'to-do 00';
+
+/** What a row measures: a tree, in one of its designs. */
+interface Contender {
+  readonly name: string;
+  readonly tree: Tree;
+  /** The functions' environment over the template's: a design chosen by configuration. */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/** The trees asked for, and this tree once more without its queue of POSTs: the design it was chosen over. */
+function contenders(baseline: string | undefined): Contender[] {
+  return [
+    ...treesFor(baseline).map((tree) => ({ name: tree.name, tree })),
+    {
+      name: 'one transaction a POST (this tree, TODO_POST_QUEUE=off)',
+      tree: THIS_TREE,
+      environment: { TODO_POST_QUEUE: 'off' },
+    },
+  ];
+}
+
+/** The Query of a look at the queue of POSTs (lib/dynamodb/queue.ts), as the AWS profile counts queries. */
+const LOOK = 'COUNTER, Limit 2';
 
 function operations(fleet: Fleet, from: number): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -91,8 +127,11 @@ function dynamoDbCounts(fleet: Fleet) {
     readUnits: stats?.capacity.readUnits ?? 0,
     writeUnits: stats?.capacity.writeUnits ?? 0,
     throttled: sum(stats?.capacity.throttled),
+    throttledQueries: stats?.capacity.throttled.Query ?? 0,
     conflicts: (stats?.conflicts.transactionsCancelled ?? 0) + (stats?.conflicts.writesRefused ?? 0),
     inProgress: stats?.conflicts.inProgress ?? 0,
+    looks: stats?.queries[LOOK]?.requests ?? 0,
+    lookReadUnits: stats?.queries[LOOK]?.readUnits ?? 0,
   };
 }
 
@@ -147,8 +186,11 @@ async function measure(fleet: Fleet, seconds: number, run: () => Promise<Answere
     readUnits: per(after.counts.readUnits - counts.readUnits),
     writeUnits: per(after.counts.writeUnits - counts.writeUnits),
     throttled: after.counts.throttled - counts.throttled,
+    throttledQueries: after.counts.throttledQueries - counts.throttledQueries,
     conflicts: after.counts.conflicts - counts.conflicts,
     inProgress: after.counts.inProgress - counts.inProgress,
+    looks: after.counts.looks - counts.looks,
+    lookReadUnits: after.counts.lookReadUnits - counts.lookReadUnits,
     cpu: {
       dynamoDbLocal: per(after.cpu.dynamoDbLocal - cpu.dynamoDbLocal),
       containers: per(after.cpu.containers - cpu.containers),
@@ -160,12 +202,12 @@ async function measure(fleet: Fleet, seconds: number, run: () => Promise<Answere
 
 type Point = Awaited<ReturnType<typeof measure>>;
 
-function pointRow(tree: Tree, name: string, point: Point, offered?: number): Row {
+function pointRow(contender: Contender, name: string, point: Point, offered?: number): Row {
   const failed = point.sent - (point.statuses[201] ?? 0);
   const saturated = point.machineBusy >= SATURATED;
   return {
     section: 'fleet',
-    name: `${tree.name}: ${name}`,
+    name: `${contender.name}: ${name}`,
     value: round(point.perSecond, 1),
     unit: 'POSTs/s',
     ...(offered === undefined
@@ -179,19 +221,72 @@ function pointRow(tree: Tree, name: string, point: Point, offered?: number): Row
       `machine ${round(point.machineBusy * 100, 0)} % busy; sent ${point.sent}, answers ${JSON.stringify(point.statuses)}; ` +
       `p50 ${round(point.p50, 0)} ms, p99 ${round(point.p99, 0)} ms; ` +
       `DynamoDB a POST: ${round(point.requests)} requests, ${round(point.readUnits)} read and ${round(point.writeUnits)} write units; ` +
-      `throttled ${point.throttled}, conflicts ${point.conflicts}, in progress ${point.inProgress}; ` +
+      `throttled ${point.throttled} (Query ${point.throttledQueries}), conflicts ${point.conflicts}, in progress ${point.inProgress}; ` +
+      (point.looks === 0
+        ? ''
+        : `${point.looks} looks at the queue, ${round(point.lookReadUnits / point.looks)} read units a look; `) +
       `CPU a POST: DynamoDB Local ${round(point.cpu.dynamoDbLocal)} ms, containers ${round(point.cpu.containers)} ms, ` +
       `gateway, proxies and load ${round(point.cpu.harness)} ms`,
   };
 }
 
-async function openLoopPoint(fleet: Fleet, pool: FunctionPool, rate: number): Promise<Point> {
+async function openLoopPoint(fleet: Fleet, pool: FunctionPool, rate: number, titleLength = 0): Promise<Point> {
   pool.cap = OPEN_LOOP_CONTAINERS;
-  await openLoopPosts(fleet.url, { perSecond: rate, seconds: WARM_SECONDS, tag: `warm ${rate}` });
+  await openLoopPosts(fleet.url, { perSecond: rate, seconds: WARM_SECONDS, tag: `warm ${rate}`, titleLength });
   return measure(fleet, OPEN_SECONDS, async () =>
-    answered(await openLoopPosts(fleet.url, { perSecond: rate, seconds: OPEN_SECONDS, tag: `offered ${rate}` })),
+    answered(
+      await openLoopPosts(fleet.url, { perSecond: rate, seconds: OPEN_SECONDS, tag: `offered ${rate}`, titleLength }),
+    ),
   );
 }
+
+/**
+ * Keeps a fleet's list under its 6 MB limit while big titles are POSTed (99 records of 60 KB fill
+ * it): every `JANITOR_MS` it deletes the records made since its last round, straight in DynamoDB
+ * Local (past the AWS profile: it costs the modelled partitions nothing, and meets no POST's
+ * transaction), and takes their bytes off the list's size, as a DELETE would.
+ */
+function startJanitor(endpoint: string, table: string): { stop(): Promise<void> } {
+  const client = localClient(endpoint);
+  const documents = DynamoDBDocumentClient.from(client);
+  let next = 3;
+  const stopped = new AbortController();
+  async function sweep(): Promise<void> {
+    const counter = await documents.send(new GetCommand({ TableName: table, Key: { pk: 'COUNTER', id: 0 } }));
+    const upTo = Number(counter.Item?.next ?? next);
+    let freed = 0;
+    for (; next < upTo; next++) {
+      const deleted = await documents.send(
+        new DeleteCommand({ TableName: table, Key: { pk: 'TODO', id: next }, ReturnValues: 'ALL_OLD' }),
+      );
+      if (deleted.Attributes !== undefined) freed += listBytes(toTodo(deleted.Attributes));
+    }
+    if (freed === 0) return;
+    await documents.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: 'COUNTER', id: 0 },
+        UpdateExpression: 'SET #bytes = #bytes - :freed',
+        ExpressionAttributeNames: { '#bytes': 'bytes' },
+        ExpressionAttributeValues: { ':freed': freed },
+      }),
+    );
+  }
+  const done = (async () => {
+    while (!stopped.signal.aborted) {
+      await sweep();
+      await new Promise((resolve) => setTimeout(resolve, JANITOR_MS));
+    }
+  })();
+  return {
+    async stop() {
+      stopped.abort();
+      await done;
+      client.destroy();
+    },
+  };
+}
+const JANITOR_MS = 250;
 
 async function closedLoopPoint(fleet: Fleet, pool: FunctionPool, containers: number): Promise<Point> {
   pool.cap = containers;
@@ -213,32 +308,41 @@ function createPool(fleet: Fleet): FunctionPool {
  * The POST figures of every tree, point by point: each point measured on one tree and then the
  * other (in turn first), so that a slow patch of a shared machine falls on both.
  */
-async function postFigures(fleets: readonly { tree: Tree; fleet: Fleet }[], rows: Row[]): Promise<void> {
+async function postFigures(fleets: readonly { contender: Contender; fleet: Fleet }[], rows: Row[]): Promise<void> {
   function inTurn(i: number) {
     return i % 2 === 0 ? fleets : [...fleets].reverse();
   }
   for (const [i, rate] of OFFERED_RATES.entries()) {
-    for (const { tree, fleet } of inTurn(i)) {
+    for (const { contender, fleet } of inTurn(i)) {
       const point = await openLoopPoint(fleet, createPool(fleet), rate);
       rows.push(
-        pointRow(tree, `POSTs offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`, point, rate),
+        pointRow(
+          contender,
+          `POSTs offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`,
+          point,
+          rate,
+        ),
       );
     }
   }
   for (const [i, containers] of CLOSED_LOOP_CONTAINERS.entries()) {
-    for (const { tree, fleet } of inTurn(i)) {
+    for (const { contender, fleet } of inTurn(i)) {
       const point = await closedLoopPoint(fleet, createPool(fleet), containers);
       rows.push(
-        pointRow(tree, `POSTs, closed loop, ${containers} createTodo container${containers === 1 ? '' : 's'}`, point),
+        pointRow(
+          contender,
+          `POSTs, closed loop, ${containers} createTodo container${containers === 1 ? '' : 's'}`,
+          point,
+        ),
       );
     }
   }
-  for (const { tree, fleet } of fleets) {
+  for (const { contender, fleet } of fleets) {
     const listed = ((await (await fetch(`${fleet.url}/todos`)).json()) as { id: number }[]).map((todo) => todo.id);
     const gaps = idGaps(listed);
     rows.push({
       section: 'fleet',
-      name: `${tree.name}: ids skipped over all ${listed.length} records the POSTs made`,
+      name: `${contender.name}: ids skipped over all ${listed.length} records the POSTs made`,
       value: gaps.length,
       unit: 'ids',
       budget: '0',
@@ -247,7 +351,7 @@ async function postFigures(fleets: readonly { tree: Tree; fleet: Fleet }[], rows
   }
 }
 
-async function burst(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
+async function burst(contender: Contender, fleet: Fleet, rows: Row[]): Promise<void> {
   const pool = fleet.pools.get('createTodo');
   if (pool !== undefined) pool.cap = 16;
   const from = fleet.proxy.seen.length;
@@ -257,7 +361,7 @@ async function burst(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
   const created = answers.filter((answer) => answer.status === 201).length;
   rows.push({
     section: 'fleet',
-    name: `${tree.name}: burst of ${BURST} concurrent POSTs on 16 warm containers, TransactWriteItems a POST`,
+    name: `${contender.name}: burst of ${BURST} concurrent POSTs on 16 warm containers, TransactWriteItems a POST`,
     value: round((ops.TransactWriteItems ?? 0) / BURST),
     unit: 'transactions',
     budget: '≤ 1.3',
@@ -324,22 +428,50 @@ async function filledTable(endpoint: string, count: number): Promise<string> {
   return table;
 }
 
-/** The POST figures, of every tree, on one DynamoDB Local: offered rates, the closed-loop curve, a burst. */
+/**
+ * POSTs of 60 KB titles, each contender's point on a fleet of its own, started for it and stopped
+ * after it: the fault proxy keeps every request it saw, and these weigh a few hundred KB each.
+ */
+async function bigTitleFigures(
+  all: readonly Contender[],
+  start: (contender: Contender) => Promise<Fleet>,
+  dynamoDbEndpoint: string,
+  rows: Row[],
+): Promise<void> {
+  for (const [i, rate] of BIG_TITLE_RATES.entries()) {
+    for (const contender of i % 2 === 0 ? all : [...all].reverse()) {
+      const fleet = await start(contender);
+      const janitor = startJanitor(dynamoDbEndpoint, fleet.table);
+      try {
+        const point = await openLoopPoint(fleet, createPool(fleet), rate, BIG_TITLE_BYTES);
+        const name = `POSTs of ${BIG_TITLE_BYTES / 1000} KB titles offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`;
+        rows.push(pointRow(contender, name, point, rate));
+      } finally {
+        await janitor.stop();
+        await fleet.stop();
+      }
+    }
+  }
+}
+
+/** The POST figures, of every contender, on one DynamoDB Local: offered rates, big titles, the closed-loop curve, a burst. */
 export async function fleet(options: BenchOptions): Promise<Row[]> {
-  const trees = treesFor(options.baseline);
   const dynamodb = await startDynamoDbLocal();
   const rows: Row[] = [];
-  const fleets: { tree: Tree; fleet: Fleet }[] = [];
+  const fleets: { contender: Contender; fleet: Fleet }[] = [];
+  const all = contenders(options.baseline);
+  async function start(contender: Contender): Promise<Fleet> {
+    const packaged = await packagedAt(contender.tree);
+    const environment = contender.environment ?? {};
+    return startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent', environment });
+  }
   try {
-    for (const tree of trees) {
-      const packaged = await packagedAt(tree);
-      fleets.push({
-        tree,
-        fleet: await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' }),
-      });
-    }
+    for (const contender of all) fleets.push({ contender, fleet: await start(contender) });
     await postFigures(fleets, rows);
-    for (const { tree, fleet: running } of fleets) await burst(tree, running, rows);
+    for (const { contender, fleet: running } of fleets) await burst(contender, running, rows);
+    // The big titles last, on fleets of their own: the others' memory is freed first.
+    for (const { fleet: running } of fleets.splice(0)) await running.stop();
+    await bigTitleFigures(all, start, dynamodb.endpoint, rows);
   } finally {
     for (const { fleet: running } of fleets) await running.stop();
     await dynamodb.close();

@@ -27,6 +27,8 @@ export interface CapacityOptions {
   readonly readUnitsPerSecond?: number;
   readonly writeUnitsPerSecond?: number;
   readonly burstSeconds?: number;
+  /** The clock the buckets refill by, in ms: the machine's by default; the simulator's in simulated time. */
+  readonly now?: () => number;
 }
 
 export interface CapacityStats {
@@ -39,20 +41,23 @@ export interface CapacityStats {
 const READ_UNIT_BYTES = 4096;
 const WRITE_UNIT_BYTES = 1024;
 
-class Bucket {
+/** A token bucket: `perSecond` tokens a second, up to `capacity`, on the clock `now` (ms). */
+export class Bucket {
   #tokens: number;
-  #at = performance.now();
+  #at: number;
 
   constructor(
     readonly perSecond: number,
     readonly capacity: number,
+    private readonly now: () => number,
   ) {
     this.#tokens = capacity;
+    this.#at = now();
   }
 
   /** The tokens there are now: what has refilled since the last look, within the bucket's capacity. */
   available(): number {
-    const now = performance.now();
+    const now = this.now();
     this.#tokens = Math.min(this.capacity, this.#tokens + ((now - this.#at) / 1000) * this.perSecond);
     this.#at = now;
     return this.#tokens;
@@ -72,12 +77,19 @@ export class Capacity {
   readonly #readPerSecond: number;
   readonly #writePerSecond: number;
   readonly #burstSeconds: number;
+  readonly #now: () => number;
   readonly stats: CapacityStats = { readUnits: 0, writeUnits: 0, throttled: {} };
 
-  constructor({ readUnitsPerSecond = 3_000, writeUnitsPerSecond = 1_000, burstSeconds = 1 }: CapacityOptions = {}) {
+  constructor({
+    readUnitsPerSecond = 3_000,
+    writeUnitsPerSecond = 1_000,
+    burstSeconds = 1,
+    now = () => performance.now(),
+  }: CapacityOptions = {}) {
     this.#readPerSecond = readUnitsPerSecond;
     this.#writePerSecond = writeUnitsPerSecond;
     this.#burstSeconds = burstSeconds;
+    this.#now = now;
   }
 
   /**
@@ -86,17 +98,9 @@ export class Capacity {
    * read capacity left. Returns the answer that refuses it when a partition has too little.
    */
   admit(request: DynamoDbRequest): Answer | undefined {
-    const factor = request.transaction ? 2 : 1;
-    const costs = request.accesses.map((access) => ({ access, units: factor * this.#cost(access, request) }));
-    const short = costs.map(({ access, units }) => this.#bucket(access).available() < units);
-    if (request.queried !== undefined && this.#readBucket(request.queried).available() <= 0) short.push(true);
-    if (short.some(Boolean)) {
-      this.stats.throttled[request.operation] = (this.stats.throttled[request.operation] ?? 0) + 1;
-      return request.transaction
-        ? transactionCanceled(short.map((throttled) => (throttled ? THROTTLED_REASON : FINE)))
-        : throughputExceeded;
-    }
-    for (const { access, units } of costs) {
+    const refused = this.refusal(request);
+    if (refused !== undefined) return refused;
+    for (const { access, units } of this.#costs(request)) {
       this.#bucket(access).take(units);
       if (access.write) this.stats.writeUnits += units;
       else this.stats.readUnits += units;
@@ -105,14 +109,37 @@ export class Capacity {
     return undefined;
   }
 
-  /** Charges what a request read, once answered: a Query's items, or a GetItem's item (its size now known). */
-  charged(request: DynamoDbRequest, answer: { Item?: AttributeMap; Items?: AttributeMap[] }): void {
+  /**
+   * The answer that refuses `request` for throughput, if a partition it touches has too little
+   * now, charging nothing: the simulator asks before its DynamoDB takes a request in (a request
+   * refused for a conflict must not have been charged), and admits it once taken in.
+   */
+  refusal(request: DynamoDbRequest): Answer | undefined {
+    const short = this.#costs(request).map(({ access, units }) => this.#bucket(access).available() < units);
+    if (request.queried !== undefined && this.#readBucket(request.queried).available() <= 0) short.push(true);
+    if (!short.some(Boolean)) return undefined;
+    this.stats.throttled[request.operation] = (this.stats.throttled[request.operation] ?? 0) + 1;
+    return request.transaction
+      ? transactionCanceled(short.map((throttled) => (throttled ? THROTTLED_REASON : FINE)))
+      : throughputExceeded;
+  }
+
+  #costs(request: DynamoDbRequest): { access: Access; units: number }[] {
+    const factor = request.transaction ? 2 : 1;
+    return request.accesses.map((access) => ({ access, units: factor * this.#cost(access, request) }));
+  }
+
+  /**
+   * Charges what a request read, once answered: a Query's items, or a GetItem's item (its size now
+   * known). Returns the read units a Query was charged (a GetItem's were, when admitted).
+   */
+  charged(request: DynamoDbRequest, answer: { Item?: AttributeMap; Items?: AttributeMap[] }): number {
     if (request.queried === undefined) {
       const [read] = request.accesses;
       if (request.operation === 'GetItem' && read !== undefined && answer.Item !== undefined) {
         this.#sizes.set(read.item, itemSize(answer.Item));
       }
-      return;
+      return 0;
     }
     const items = answeredItems(request.queried, answer.Items ?? []);
     // A projection leaves attributes out of the answer, not out of what DynamoDB read; an answer
@@ -122,6 +149,7 @@ export class Capacity {
     const units = Math.max(1, Math.ceil(bytes / READ_UNIT_BYTES)) * (request.consistentRead ? 1 : 0.5);
     this.#readBucket(request.queried).take(units);
     this.stats.readUnits += units;
+    return units;
   }
 
   #cost(access: Access, request: DynamoDbRequest): number {
@@ -157,18 +185,24 @@ export class Capacity {
   }
 
   #readBucket(partition: string): Bucket {
-    return bucketOf(this.#reads, partition, this.#readPerSecond, this.#burstSeconds);
+    return bucketOf(this.#reads, partition, this.#readPerSecond, this.#burstSeconds, this.#now);
   }
 
   #writeBucket(partition: string): Bucket {
-    return bucketOf(this.#writes, partition, this.#writePerSecond, this.#burstSeconds);
+    return bucketOf(this.#writes, partition, this.#writePerSecond, this.#burstSeconds, this.#now);
   }
 }
 
-function bucketOf(buckets: Map<string, Bucket>, partition: string, perSecond: number, burstSeconds: number): Bucket {
+function bucketOf(
+  buckets: Map<string, Bucket>,
+  partition: string,
+  perSecond: number,
+  burstSeconds: number,
+  now: () => number,
+): Bucket {
   let bucket = buckets.get(partition);
   if (bucket === undefined) {
-    bucket = new Bucket(perSecond, perSecond * burstSeconds);
+    bucket = new Bucket(perSecond, perSecond * burstSeconds, now);
     buckets.set(partition, bucket);
   }
   return bucket;

@@ -40,6 +40,11 @@ export interface AwsDynamoDbStats {
   readonly conflicts: ConflictStats;
   readonly capacity: CapacityStats;
   readonly internalErrors: InternalErrorStats;
+  /**
+   * Queries answered, and the read units they were charged, by partition key value and Limit
+   * (`COUNTER, Limit 2`): what one kind of Query costs, a look at the queue of POSTs, say.
+   */
+  readonly queries: Record<string, { requests: number; readUnits: number }>;
 }
 
 export interface AwsDynamoDb extends Upstream {
@@ -78,6 +83,7 @@ export function awsDynamoDb(localEndpoint: string, options: AwsDynamoDbOptions =
   const capacity = new Capacity(options.capacity);
   const internalErrors = new InternalErrors(options.internalErrors?.rate, options.internalErrors?.random);
   const requests: Record<string, number> = {};
+  const queries: AwsDynamoDbStats['queries'] = {};
   const slowRules: { match: Match; until: Promise<unknown>; times: number }[] = [];
   const watchers: { match: Match; resolve: () => void }[] = [];
   const withLatency = options.latency ?? true;
@@ -112,8 +118,19 @@ export function awsDynamoDb(localEndpoint: string, options: AwsDynamoDbOptions =
       const applied = await local.send(request);
       if (operation === 'Query' || operation === 'GetItem') {
         const read = JSON.parse(applied.body.toString('utf8')) as { Item?: AttributeMap; Items?: AttributeMap[] };
-        capacity.charged(parsed, read);
-        if (operation === 'Query') await pause(readTime(applied.body.length));
+        const units = capacity.charged(parsed, read);
+        if (operation === 'Query') {
+          const { Limit } = JSON.parse(request.seen.body) as { Limit?: number };
+          // By the partition key value alone, without its table and type (`table/S:COUNTER`).
+          const partition = (parsed.queried ?? '?').replace(/^.*\/[A-Z]+:/, '');
+          const kind = (queries[`${partition}, Limit ${Limit ?? 'none'}`] ??= {
+            requests: 0,
+            readUnits: 0,
+          });
+          kind.requests++;
+          kind.readUnits += units;
+          await pause(readTime(applied.body.length));
+        }
       }
       return failure === 'after' ? answer(internalServerError) : applied;
     } finally {
@@ -123,7 +140,13 @@ export function awsDynamoDb(localEndpoint: string, options: AwsDynamoDbOptions =
 
   return {
     send,
-    stats: { requests, conflicts: conflicts.stats, capacity: capacity.stats, internalErrors: internalErrors.stats },
+    stats: {
+      requests,
+      conflicts: conflicts.stats,
+      capacity: capacity.stats,
+      internalErrors: internalErrors.stats,
+      queries,
+    },
     slow(match, until, times = 1) {
       slowRules.push({ match, until, times });
     },

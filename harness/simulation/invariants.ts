@@ -19,7 +19,7 @@ const PAYLOAD_PREFIX = payloadKey('').pk;
  * - The counter's `recent` names, for each POST it lists, the record of that POST.
  */
 export class Invariants {
-  /** Each queued POST's title, by uuid, from its intent's payload. */
+  /** Each queued POST's title, by uuid, from its payload. */
   readonly #titles = new Map<string, string>();
   /** Every record id seen so far. */
   readonly #seenIds = new Set<number>();
@@ -33,6 +33,10 @@ export class Invariants {
   check(items: readonly Item[], step: string): void {
     const records = items.filter((item) => item.pk === 'TODO');
     const counter = items.find((item) => item.pk === 'COUNTER' && item.id === 0);
+    // A payload rides in its intent, or, past INLINE_PAYLOAD_BYTES, is an item of its own.
+    for (const intent of items.filter((item) => item.pk === 'COUNTER' && item.payload !== undefined)) {
+      this.#titles.set(String(intent.uuid), (intent.payload as { request: NewTodo }).request.title);
+    }
     for (const payload of items.filter((item) => String(item.pk).startsWith(PAYLOAD_PREFIX))) {
       const { title } = payload.request as NewTodo;
       this.#titles.set(String(payload.pk).slice(PAYLOAD_PREFIX.length), title);

@@ -1,5 +1,5 @@
 import { todoEtag } from '../../lib/conditional';
-import { payloadKey } from '../../lib/dynamodb/queue';
+import { INLINE_PAYLOAD_BYTES, payloadKey } from '../../lib/dynamodb/queue';
 import type { Todo } from '../../lib/todos';
 import { nonLinearizableRecords, type Timed } from '../record-model';
 import type { Answered, Container, Scenario, World } from './world';
@@ -103,14 +103,17 @@ function batched(keyed: boolean): Scenario {
 /**
  * A POST of a container that found the counter moved (another container wrote), so it queues;
  * at the queue's head, another container's intent that never commits: the POST waits out the
- * head's lease, takes it over, and commits both.
+ * head's lease, takes it over, and commits both. The head's payload is an item apart, as a big
+ * request's is (lib/dynamodb/queue.ts, INLINE_PAYLOAD_BYTES); the POST's own rides in its intent,
+ * or, `big`, is put apart first too.
  */
-function queued(keyed: boolean): Scenario {
+function queued(keyed: boolean, big = false): Scenario {
+  const title = big ? 'queued, a big request'.padEnd(INLINE_PAYLOAD_BYTES + 1, '.') : 'queued';
   return async (world) => {
     const mine = await seededContainer(world);
     const other = world.container();
     await other.create({ title: 'other container' });
-    // Its intent, and its payload apart (lib/dynamodb/queue.ts), as its container left them.
+    // Its intent, and its payload apart, as its container left them.
     const expires = { N: String(Math.ceil(world.now() / 1000) + 600) };
     const stalled = [
       { pk: { S: 'COUNTER' }, id: { N: String(world.now() * 1000) }, uuid: { S: 'stalled-head' }, expires },
@@ -124,12 +127,12 @@ function queued(keyed: boolean): Scenario {
     for (const Item of stalled) world.dynamodb.handle('PutItem', JSON.stringify({ TableName: 'todos', Item }));
     world.startFaults();
     const answered = await withRetries(world, keyed, () =>
-      mine.create({ title: 'queued' }, world.options(keyed ? KEY : undefined)),
+      mine.create({ title }, world.options(keyed ? KEY : undefined)),
     );
     return () => {
       const stalled = world.records().filter(({ title }) => title === 'stalled head').length;
       return [
-        ...postChecks(world, 'queued', answered),
+        ...postChecks(world, title, answered),
         ...(stalled > 1 ? [`the stalled head's POST stored ${stalled} times`] : []),
         ...idsIntact(world),
       ];
@@ -311,6 +314,8 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'POST batched, keyed': batched(true),
   'POST queued behind a stalled head': queued(false),
   'POST queued behind a stalled head, keyed': queued(true),
+  'POST of a big request queued behind a stalled head': queued(false, true),
+  'POST of a big request queued behind a stalled head, keyed': queued(true, true),
   PUT: put(false, false),
   'PUT, keyed': put(true, false),
   'PUT with If-Match': put(false, true),

@@ -1,4 +1,5 @@
 import FakeTimers from '@sinonjs/fake-timers';
+import { toTodo } from '../../lib/dynamodb/table';
 import { dynamoDb } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { todoEtag } from '../../lib/conditional';
@@ -74,7 +75,8 @@ export function seeded(seed: number): () => number {
   };
 }
 
-function uuidFrom(random: () => number): () => `${string}-${string}-${string}-${string}-${string}` {
+/** UUIDs drawn from `random`: a run's tokens and names replay with its seed. */
+export function uuidFrom(random: () => number): () => `${string}-${string}-${string}-${string}-${string}` {
   return () => {
     const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20)}`;
@@ -166,7 +168,7 @@ function worldOn(
       dynamodb
         .items(TABLE)
         .filter((item) => item.pk === 'TODO')
-        .map(({ id, title, completed }) => ({ id, title, completed }) as Todo),
+        .map((item) => toTodo(item)),
     queueItems: () => dynamodb.items(TABLE).filter((item) => item.pk === 'COUNTER'),
     startFaults: () => {
       network.startFaults(faults);

@@ -28,9 +28,10 @@ export const INTENT_LIFETIME_MS = 10_000;
 export const RECENT_IDS = 32;
 
 /**
- * A POST waiting in the queue, as stored under the counter's partition, sorted by `id`: small, so
- * that a look at the queue (the counter and the first intent) reads one unit whatever the POSTs
- * ask for. What it asks for is its Payload, in an item of its own.
+ * A POST waiting in the queue, as stored under the counter's partition, sorted by `id`: what a
+ * look at the queue needs to know. What the POST asks for, its Payload, rides with it when small,
+ * and is an item of its own when big (lib/dynamodb/queue.ts, INLINE_PAYLOAD_BYTES), so that a look
+ * (the counter and the first intent) reads one unit whatever the POSTs ask for.
  */
 export interface Intent {
   /** Epoch ms × 1000 plus a random part: in arrival order, and two at one millisecond differ. */
@@ -38,7 +39,7 @@ export interface Intent {
   readonly uuid: string;
 }
 
-/** What a queued POST asks for, and its key: stored apart from its intent (lib/dynamodb/table.ts), read by a commit only. */
+/** What a queued POST asks for, and its key: read by a commit only. */
 export interface Payload {
   readonly request: NewTodo;
   readonly claim?: IdempotencyClaim;

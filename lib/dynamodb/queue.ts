@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { claimPut } from './claims';
@@ -38,11 +39,12 @@ import { Transaction, commit } from './transaction';
  * The queue of POSTs: how POSTs of many containers that meet on the counter are written
  * together instead of racing for it (docs/design.md tells why, and what it was measured to hold).
  *
- * - A queued POST writes what it asks for (its request and its key, if any: its payload) in an
- *   item of its own, then its intent (an id in arrival order and a uuid, nothing else) under the
- *   counter's partition, and looks at the queue: one Query of the counter and the first intent,
- *   small items whatever the POSTs ask for.
- * - The POST at the head reads the queue and each intent's payload, and commits it, in order, in one
+ * - A queued POST writes its intent (an id in arrival order, a uuid, and what it asks for: its
+ *   request and its key, its payload) under the counter's partition, and looks at the queue: one
+ *   Query of the counter and the first intent. A payload over INLINE_PAYLOAD_BYTES is written
+ *   first in an item of its own, and the intent holds its id and uuid only: a look then reads one
+ *   unit whatever the POSTs ask for.
+ * - The POST at the head reads the queue and the payloads kept apart, and commits it, in order, in one
  *   transaction: the counter, each record, each intent deleted, and each intent's outcome (its
  *   record, a replay, or a refusal) for its POST to find. The commit leaves the ids it gave in
  *   the counter (`recent`), where the POSTs waiting find them in their next look.
@@ -63,6 +65,13 @@ const RETRACT_BEFORE_MS = 300;
 const OUTCOME_LIFETIME_S = 3_600;
 /** How a commit's time is learnt: each commit weighs this much against what was known. */
 const COMMIT_MS_WEIGHT = 0.2;
+/**
+ * The largest payload an intent carries itself, in bytes of its JSON. A look reads the counter (up
+ * to about 2.5 KB, with `recent`) and the first intent: with a payload of at most this, one 4 KB
+ * read unit. A bigger one is an item of its own, which costs its POST a put and its commit a read:
+ * two requests that a POST of a short title need not pay (docs/performance.md has both).
+ */
+export const INLINE_PAYLOAD_BYTES = 1_000;
 
 /** What a container keeps between its POSTs: the counter as it last saw it, and how its queue goes. */
 export interface PostState {
@@ -112,21 +121,29 @@ export async function queuePost(
 }
 
 /**
- * Writes the POST's payload, then its intent: an intent is never seen without its payload. A
- * retry of the intent's put whose first attempt landed finds it there: done. (A late copy that
- * lands too is a second intent of one POST, which a commit drops.) Payloads are left to the
- * table's time to live: no Query reads their partitions.
+ * Writes the POST's intent, with its payload, or, past INLINE_PAYLOAD_BYTES, after its payload
+ * in an item of its own: an intent is never seen without its payload. A retry of the intent's put
+ * whose first attempt landed finds it there: done. (A late copy that lands too is a second intent
+ * of one POST, which a commit drops.) Payloads apart are left to the table's time to live: no
+ * Query reads their partitions.
  */
 async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
   const uuid = table.runtime.uuid();
   const expires = expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now());
   const payload: Payload = { request: post.request, ...(post.claim && { claim: post.claim }) };
-  await table.dynamodb.putItem(
-    { TableName: table.name, Item: { ...payloadKey(uuid), ...payload, [EXPIRES]: expires } },
-    signal,
-  );
+  const inline = Buffer.byteLength(JSON.stringify(payload)) <= INLINE_PAYLOAD_BYTES;
+  if (!inline) {
+    await table.dynamodb.putItem(
+      { TableName: table.name, Item: { ...payloadKey(uuid), ...payload, [EXPIRES]: expires } },
+      signal,
+    );
+  }
   for (;;) {
-    const intent: Intent = { id: intentId(table.runtime.now(), table.runtime.random), uuid };
+    const intent: QueuedIntent = {
+      id: intentId(table.runtime.now(), table.runtime.random),
+      uuid,
+      ...(inline && { payload }),
+    };
     try {
       await table.dynamodb.putItem(
         {
@@ -186,7 +203,11 @@ async function waitFor(
 }
 
 /** One Query of the counter's partition: the counter, then the first intents in order, `limit` items in all. */
-async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number): Promise<Look> {
+async function queryQueue(
+  table: TableAccess,
+  signal: AbortSignal,
+  limit: number,
+): Promise<{ counter: QueueCounter; intents: readonly QueuedIntent[]; complete: boolean }> {
   const page = await table.dynamodb.query(
     {
       TableName: table.name,
@@ -201,7 +222,7 @@ async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number
   if (counter?.id !== COUNTER_KEY.id) throw new Error(`table ${table.name} has no id counter`);
   return {
     counter: counter as unknown as QueueCounter,
-    intents: intents as unknown as Intent[],
+    intents: intents as unknown as QueuedIntent[],
     complete: page.lastKey === undefined,
   };
 }
@@ -217,16 +238,19 @@ function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
   return queryQueue(table, signal, 2);
 }
 
-/** The counter and the first intents in order, each with its payload unless stale: what a commit writes from. */
+/** The counter and the first intents in order, each with its payload (read apart, unless stale): what a commit writes from. */
 async function readQueue(
   table: TableAccess,
   signal: AbortSignal,
 ): Promise<{ counter: QueueCounter; intents: QueuedIntent[] }> {
   const { counter, intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
   const now = table.runtime.now();
+  // Every payload is read at once, each request listening to the signal for the deadline: past
+  // Node's warning at 10 listeners, and no leak (each goes with its request).
+  setMaxListeners(2 * MAX_INTENTS, signal);
   const read = await Promise.all(
     intents.map(async (intent): Promise<QueuedIntent> => {
-      if (isStale(intent, now)) return intent;
+      if (intent.payload !== undefined || isStale(intent, now)) return intent;
       const payload = (await getItem(table, payloadKey(intent.uuid), signal)) as Payload | undefined;
       return payload === undefined ? intent : { ...intent, payload };
     }),

@@ -12,9 +12,9 @@ import type { DynamoDb, Item } from './client';
  * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, and `bytes`, the
  *   list's size as GET /todos answers it (lib/list-size.ts). It exists once the table is seeded,
  *   and only then.
- * - Each queued POST (lib/dynamodb/queue.ts): its intent, small, under the counter's partition,
- *   sorted by arrival, and what it asks for, `pk = "INTENT#<uuid>", id = 0`, where the queue's
- *   looks do not read it.
+ * - Each queued POST (lib/dynamodb/queue.ts): its intent under the counter's partition, sorted by
+ *   arrival, with what it asks for; a big request apart, `pk = "INTENT#<uuid>", id = 0`, where the
+ *   queue's looks do not read it.
  * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0`: the request's fingerprint and the
  *   answer it got (lib/dynamodb/claims.ts). It carries `expires`, epoch seconds, which the table's
  *   time to live reads.

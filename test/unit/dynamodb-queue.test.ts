@@ -51,7 +51,7 @@ async function container(table: string) {
 /** The record a POST of `post` above, titled `title`, makes with `id`: every field compared, not its title alone. */
 const recordOf = (title: string, id: number) => recordFrom(fullRequest(title), id);
 
-/** A queued POST as the store writes it (lib/dynamodb/queue.ts): its intent, and its payload apart. */
+/** A queued POST as the store writes it for a big request (lib/dynamodb/queue.ts): its intent, and its payload apart. */
 function queuedItems(uuid: string, id: number, title: string) {
   const expires = Math.ceil(Date.now() / 1000) + 600;
   return [
@@ -152,6 +152,9 @@ describe('the queue of POSTs, across containers', () => {
       client.destroy();
       expect(items.map((item) => item.pk?.S)).toEqual([COUNTER_KEY.pk, COUNTER_KEY.pk]);
       expect(items.reduce((sum, item) => sum + itemSize(item as unknown as AttributeMap), 0)).toBeLessThan(4_096);
+      // The big request was put in an item of its own before its intent; the short one rode in its intent.
+      expect(head.network.seen.slice(headFrom).filter(operation('PutItem'))).toHaveLength(2);
+      expect(waiter.network.seen.slice(from).filter(operation('PutItem'))).toHaveLength(1);
       release();
       expect([bodyOf(await first), bodyOf(await second)]).toEqual([
         recordOf(big, 4),

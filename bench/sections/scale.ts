@@ -1,0 +1,156 @@
+import { CPU_MS_PER_DYNAMODB_REQUEST } from '../../harness/simulation/lambda';
+import { filledTable, runPoint, type Design, type Point, type Workload } from '../../harness/simulation/scale';
+import { round, type Row } from '../lib';
+
+/**
+ * How far one list goes on AWS, in simulated time (docs/scale.md): the store's own code as Lambda
+ * containers behind a stage throttle, on DynamoDB's latency, conflicts and per-partition capacity
+ * (harness/simulation/lambda.ts, timed-dynamodb.ts), where this machine's two cores do not count.
+ * For the queue and for one transaction a POST, in one run:
+ *
+ * - POSTs at 25 to 400 a second over 16, 64 and 256 containers, titles of 20 bytes and of 60 KB,
+ *   the stage throttle raised to the offered rate;
+ * - 1,000 requests a second, 90 % reads (GET /todos and GET /todos/{id}, half each), on lists of
+ *   10^3 and 10^4 records, over 256 containers a function;
+ * - the queue and one transaction a POST at 100 POSTs a second over 64 containers with less CPU a
+ *   request than the bench measured on this machine: what the model's one estimated input moves.
+ *
+ * Each point: 2 s of warm-up at its own rate, then 10 s measured; a point holds when every
+ * request is answered 2xx and the slowest 1 % within a second. Lambda refuses an invocation past
+ * the cap (429); a client waits 30 s.
+ */
+
+const DESIGNS: readonly Design[] = ['queue', 'one transaction a POST'];
+const CONTAINERS = [16, 64, 256];
+const RATES = [25, 50, 100, 200, 400];
+const TITLES = [
+  { label: 'short titles', bytes: 20 },
+  { label: '60 KB titles', bytes: 60_000 },
+];
+const MIXED = { perSecond: 1_000, readShare: 0.9, containers: 256, lists: [1_000, 10_000] };
+const SENSITIVITY = { containers: 64, rate: 100, cpuMs: [0, 1] };
+const WARM_SECONDS = 2;
+const SECONDS = 10;
+
+function counted(statuses: Record<number, number>, status: number): number {
+  return statuses[status] ?? 0;
+}
+
+function partitions(point: Point): string {
+  return Object.entries(point.unitsPerSecond)
+    .map(([pk, { read, write, busiest }]) => {
+      const one = pk.endsWith('…') ? ` (busiest one ${round(busiest.read, 0)}/${round(busiest.write, 0)})` : '';
+      return `${pk} ${round(read, 0)} read/${round(write, 0)} write${one}`;
+    })
+    .join(', ');
+}
+
+function row(name: string, unit: string, point: Point): Row {
+  const { statuses, throttled } = point;
+  const dynamodbThrottled = Object.values(throttled.dynamodb).reduce((sum, n) => sum + n, 0);
+  return {
+    section: 'scale',
+    name,
+    value: round(point.achieved, 1),
+    unit,
+    note:
+      `offered ${point.offered}/s; p50 ${round(point.p50, 0)} ms, p99 ${round(point.p99, 0)} ms; ` +
+      `201 ${counted(statuses, 201)}, 409 ${counted(statuses, 409)}, 503 ${counted(statuses, 503)}, ` +
+      `429 ${counted(statuses, 429)} (stage ${throttled.stage}, Lambda ${throttled.lambda}), no answer ${counted(statuses, 0)}; ` +
+      `DynamoDB throttled ${dynamodbThrottled} ${JSON.stringify(throttled.dynamodb)}; ` +
+      `a 2xx: ${round(point.requests, 1)} requests, ${round(point.readUnits, 1)} read and ${round(point.writeUnits, 1)} write units; ` +
+      `conflicts ${JSON.stringify(point.conflicts)}; queue depth ${round(point.queueDepth.mean, 1)} (max ${point.queueDepth.max}); ` +
+      `units a second: ${partitions(point)}; ` +
+      `bottleneck: ${point.bottleneck}`,
+  };
+}
+
+async function measured(workload: Workload, name: string, unit: string, rows: Row[]): Promise<void> {
+  const started = performance.now();
+  const point = await runPoint(workload);
+  const found = row(name, unit, point);
+  rows.push(found);
+  console.log(
+    `  ${name}: ${found.value} ${unit} (${found.note?.split('; ')[1] ?? ''}), ${point.bottleneck} ` +
+      `[${round((performance.now() - started) / 1000, 1)} s]`,
+  );
+}
+
+export async function scale(): Promise<Row[]> {
+  const started = performance.now();
+  const rows: Row[] = [];
+  for (const { label, bytes } of TITLES) {
+    for (const containers of CONTAINERS) {
+      for (const rate of RATES) {
+        for (const design of DESIGNS) {
+          await measured(
+            {
+              design,
+              containers,
+              postsPerSecond: rate,
+              titleBytes: bytes,
+              throttlePerSecond: Math.max(50, rate),
+              warmSeconds: WARM_SECONDS,
+              seconds: SECONDS,
+              seed: rate + containers,
+            },
+            `${design}: POSTs at ${rate}/s, ${containers} containers, ${label}`,
+            'POSTs/s',
+            rows,
+          );
+        }
+      }
+    }
+  }
+  for (const records of MIXED.lists) {
+    const table = await filledTable(records, 20);
+    for (const design of DESIGNS) {
+      await measured(
+        {
+          design,
+          containers: MIXED.containers,
+          postsPerSecond: MIXED.perSecond * (1 - MIXED.readShare),
+          readsPerSecond: MIXED.perSecond * MIXED.readShare,
+          titleBytes: 20,
+          throttlePerSecond: MIXED.perSecond,
+          warmSeconds: WARM_SECONDS,
+          seconds: SECONDS,
+          seed: records,
+          table,
+        },
+        `${design}: ${MIXED.perSecond} requests/s, ${MIXED.readShare * 100} % reads, list of ${records} records, ${MIXED.containers} containers`,
+        'requests/s',
+        rows,
+      );
+    }
+  }
+  for (const cpuMs of SENSITIVITY.cpuMs) {
+    for (const design of DESIGNS) {
+      await measured(
+        {
+          design,
+          containers: SENSITIVITY.containers,
+          postsPerSecond: SENSITIVITY.rate,
+          titleBytes: 20,
+          throttlePerSecond: SENSITIVITY.rate,
+          warmSeconds: WARM_SECONDS,
+          seconds: SECONDS,
+          seed: SENSITIVITY.rate + SENSITIVITY.containers,
+          cpuMsPerRequest: cpuMs,
+        },
+        `${design}: POSTs at ${SENSITIVITY.rate}/s, ${SENSITIVITY.containers} containers, short titles, ` +
+          `${cpuMs} ms of CPU a DynamoDB request (the table: ${CPU_MS_PER_DYNAMODB_REQUEST})`,
+        'POSTs/s',
+        rows,
+      );
+    }
+  }
+  rows.push({
+    section: 'scale',
+    name: 'wall-clock time of the whole table',
+    value: round((performance.now() - started) / 1000, 0),
+    unit: 's',
+    note: `${rows.length} points, each ${WARM_SECONDS} s of warm-up and ${SECONDS} s measured in simulated time`,
+  });
+  return rows;
+}
