@@ -65,9 +65,6 @@ export function todoJson(todo: Todo): string {
  */
 export function listBytes(todo: Todo): number {
   const json = todoJson({ ...todo, completed: false });
-  // Most records are printable ASCII: a byte a character, and escaping adds one for each quote and
-  // backslash, without a second JSON.stringify of the whole record.
-  if (PRINTABLE_ASCII.test(json)) return json.length + (json.match(ESCAPED_AGAIN) ?? []).length + COMMA;
   return Buffer.byteLength(JSON.stringify(json)) - QUOTES + COMMA;
 }
 
@@ -76,8 +73,6 @@ export function newTodoBytes(request: NewTodo): number {
   return listBytes(createTodo(request, Number.MAX_SAFE_INTEGER));
 }
 
-const PRINTABLE_ASCII = /^[ -~]*$/;
-const ESCAPED_AGAIN = /["\\]/g;
 /** The quotes JSON.stringify puts around a string, which the list's JSON does not have around each record. */
 const QUOTES = 2;
 /** Each record but the last is followed by a comma; the last one's byte goes to the list's brackets. */

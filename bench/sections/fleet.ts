@@ -5,7 +5,7 @@ import {
   GetCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { toTodo } from '../../lib/dynamodb/table';
+import { COUNTER_KEY, toTodo, todoKey } from '../../lib/dynamodb/table';
 import { listBytes } from '../../lib/todos';
 import type { FunctionPool } from '../../harness/container';
 import { startFleet, type Fleet } from '../../harness/fleet';
@@ -252,12 +252,12 @@ function startJanitor(endpoint: string, table: string): { stop(): Promise<void> 
   let next = 3;
   const stopped = new AbortController();
   async function sweep(): Promise<void> {
-    const counter = await documents.send(new GetCommand({ TableName: table, Key: { pk: 'COUNTER', id: 0 } }));
+    const counter = await documents.send(new GetCommand({ TableName: table, Key: COUNTER_KEY }));
     const upTo = Number(counter.Item?.next ?? next);
     let freed = 0;
     for (; next < upTo; next++) {
       const deleted = await documents.send(
-        new DeleteCommand({ TableName: table, Key: { pk: 'TODO', id: next }, ReturnValues: 'ALL_OLD' }),
+        new DeleteCommand({ TableName: table, Key: todoKey(next), ReturnValues: 'ALL_OLD' }),
       );
       if (deleted.Attributes !== undefined) freed += listBytes(toTodo(deleted.Attributes));
     }
@@ -265,7 +265,7 @@ function startJanitor(endpoint: string, table: string): { stop(): Promise<void> 
     await documents.send(
       new UpdateCommand({
         TableName: table,
-        Key: { pk: 'COUNTER', id: 0 },
+        Key: COUNTER_KEY,
         UpdateExpression: 'SET #bytes = #bytes - :freed',
         ExpressionAttributeNames: { '#bytes': 'bytes' },
         ExpressionAttributeValues: { ':freed': freed },
