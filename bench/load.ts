@@ -9,21 +9,56 @@
  *   npm run load -- --amount 5000 --connections 8 --seconds 60 --heap-mb 256
  *   npm run load -- --amount 60000 --keep-timeout  # the emulator's own timeout timers kept (README, Limits)
  */
+import { noPositionals, numberOption, oneOf, parseCommandLine, runTool } from '../scripts/command-line';
 import { DEFAULT_LOAD, measureLoad, type LoadRun } from './sections/load';
 
-function option(name: string, fallback: number | string): string {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? (process.argv[index + 1] ?? String(fallback)) : String(fallback);
-}
+const TOOL = 'npm run load';
 
-async function main(): Promise<void> {
+const STORES = ['memory', 'dynamodb'] as const;
+
+const HELP = `Usage: ${TOOL} [-- --store memory|dynamodb] [--amount <n>] [--connections <n>] [--seconds <n>] [--heap-mb <n>] [--keep-timeout]
+
+Starts the API on a free loopback port, sends interleaved creates, updates, reads and deletes,
+then checks from GET /todos that nothing was lost.
+
+  --store <store>      memory (npm start, the default) or dynamodb (npm run start:dynamodb)
+  --amount <n>         requests at most (default ${DEFAULT_LOAD.amount})
+  --connections <n>    concurrent connections (default ${DEFAULT_LOAD.connections})
+  --seconds <n>        seconds at most (default ${DEFAULT_LOAD.maxSeconds})
+  --heap-mb <n>        the server's heap cap in MB (default ${DEFAULT_LOAD.heapMb})
+  --keep-timeout       keep the emulator's own timeout timers, as npm start does (bench/README.md)
+  -h, --help           print this text
+
+Exit status: 0 nothing lost; 1 a check failed or the server did not start; 2 a wrong command line.
+`;
+
+const OPTIONS = {
+  store: { type: 'string', default: 'memory' },
+  amount: { type: 'string', default: String(DEFAULT_LOAD.amount) },
+  connections: { type: 'string', default: String(DEFAULT_LOAD.connections) },
+  seconds: { type: 'string', default: String(DEFAULT_LOAD.maxSeconds) },
+  'heap-mb': { type: 'string', default: String(DEFAULT_LOAD.heapMb) },
+  'keep-timeout': { type: 'boolean', default: false },
+} as const;
+
+/** Each count takes at least one: none of them means anything at 0. */
+const COUNT = { min: 1, whole: true } as const;
+
+async function main(): Promise<number> {
+  const parsed = parseCommandLine(process.argv.slice(2), OPTIONS, TOOL);
+  if (parsed === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const { values } = parsed;
+  noPositionals(parsed.positionals, TOOL);
   const run: LoadRun = {
-    store: option('store', 'memory') === 'dynamodb' ? 'dynamodb' : 'memory',
-    amount: Number(option('amount', DEFAULT_LOAD.amount)),
-    connections: Number(option('connections', DEFAULT_LOAD.connections)),
-    maxSeconds: Number(option('seconds', DEFAULT_LOAD.maxSeconds)),
-    heapMb: Number(option('heap-mb', DEFAULT_LOAD.heapMb)),
-    keepTimeout: process.argv.includes('--keep-timeout'),
+    store: oneOf(values.store, STORES, 'store', TOOL),
+    amount: numberOption(values.amount, 'amount', COUNT, TOOL),
+    connections: numberOption(values.connections, 'connections', COUNT, TOOL),
+    maxSeconds: numberOption(values.seconds, 'seconds', COUNT, TOOL),
+    heapMb: numberOption(values['heap-mb'], 'heap-mb', COUNT, TOOL),
+    keepTimeout: values['keep-timeout'],
   };
   const { report, rssBeforeMb, rssAfterMb } = await measureLoad(run);
   console.log(
@@ -47,13 +82,10 @@ async function main(): Promise<void> {
   console.log('statuses:', JSON.stringify(report.statuses));
   if (report.problems.length > 0) {
     console.error(`FAILED:\n- ${report.problems.join('\n- ')}`);
-    process.exitCode = 1;
-  } else {
-    console.log('verified: 0 lost records, 0 revived deletes, ids distinct and increasing, 0 5xx');
+    return 1;
   }
+  console.log('verified: 0 lost records, 0 revived deletes, ids distinct and increasing, 0 5xx');
+  return 0;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runTool(main);

@@ -5,8 +5,11 @@
  * committed figures that README.md and bench/README.md quote. No timing is asserted anywhere in
  * `npm test`; the budgets are checked here. A missed one is marked NO; one measured with its noise
  * (bench/budget.ts: what ships) also makes the run exit 1. bench/README.md says what each section measures.
+ * A wrong command line (an unknown section or option) stops it with one line and exit 2 before any
+ * section runs; `--help` prints what it takes.
  */
 import '../scripts/quiet-sdk';
+import { oneOf, parseCommandLine, runTool } from '../scripts/command-line';
 import { LATEST_PATH, SNAPSHOT_PATH, recordSection, thisMachine, type BenchOptions, type Row } from './lib';
 
 type Section = (options: BenchOptions) => Promise<Row[]> | Row[];
@@ -53,22 +56,37 @@ function printTable(rows: Row[]): void {
   );
 }
 
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const save = args.includes('--save');
-  const baselineAt = args.indexOf('--baseline');
-  const baseline = baselineAt >= 0 ? args[baselineAt + 1] : undefined;
-  if (baselineAt >= 0 && baseline === undefined) throw new Error('--baseline needs a git revision');
-  const options: BenchOptions = baseline === undefined ? {} : { baseline };
-  const wanted = args.filter((arg, i) => !arg.startsWith('--') && (baselineAt < 0 || i !== baselineAt + 1));
-  const known = { ...SECTIONS, ...OPTIONAL_SECTIONS };
-  const unknown = wanted.filter((name) => !(name in known));
-  if (unknown.length > 0) {
-    throw new Error(
-      `unknown sections: ${unknown.join(', ')}; default: ${Object.keys(SECTIONS).join(', ')}; ` +
-        `optional: ${Object.keys(OPTIONAL_SECTIONS).join(', ')}`,
-    );
+const TOOL = 'npm run bench';
+
+const HELP = `Usage: ${TOOL} [-- <section> ...] [--save] [--baseline <git revision>]
+
+Runs every default section, or the ones named, each printed as a table and written to
+bench/latest.json as soon as it finishes. bench/README.md says what each section measures.
+
+  <section>                   default: ${Object.keys(SECTIONS).join(', ')}
+                              optional, run only when named: ${Object.keys(OPTIONAL_SECTIONS).join(', ')}
+  --save                      also write the figures into bench/results.json (committed)
+  --baseline <git revision>   sections that compare revisions also measure this one, in the same run
+  -h, --help                  print this text
+
+Exit status: 0 every section ran and met its gated budgets; 1 a section failed or a budget on what
+ships was missed by more than its noise; 2 a wrong command line.
+`;
+
+const OPTIONS = { save: { type: 'boolean' }, baseline: { type: 'string' } } as const;
+
+async function main(): Promise<number> {
+  const parsed = parseCommandLine(process.argv.slice(2), OPTIONS, TOOL);
+  if (parsed === 'help') {
+    process.stdout.write(HELP);
+    return 0;
   }
+  const save = parsed.values.save === true;
+  const { baseline } = parsed.values;
+  const options: BenchOptions = baseline === undefined ? {} : { baseline };
+  const known = { ...SECTIONS, ...OPTIONAL_SECTIONS };
+  // Every name is checked before the first section starts: a typo found after minutes of others would cost them.
+  const wanted = parsed.positionals.map((name) => oneOf(name, Object.keys(known), 'section', TOOL));
   const names = wanted.length > 0 ? wanted : Object.keys(SECTIONS);
   const machine = thisMachine();
   console.log(`bench on ${machine.cores} × ${machine.cpus}, ${machine.memoryGiB} GiB, Node ${machine.node}`);
@@ -96,18 +114,14 @@ async function main(): Promise<void> {
   );
   if (failed.length > 0) {
     console.error(`failed: ${failed.join(', ')}`);
-    process.exitCode = 1;
   }
   if (missed.length > 0) {
     const over = missed.map(
       (row) => `${row.section}: ${row.name} ${row.value} ${row.unit}, budget ${row.budget ?? ''}`,
     );
     console.error(`over budget by more than the noise:\n  ${over.join('\n  ')}`);
-    process.exitCode = 1;
   }
+  return failed.length > 0 || missed.length > 0 ? 1 : 0;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runTool(main);

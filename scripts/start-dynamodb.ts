@@ -8,15 +8,24 @@
  *
  * The server's settings and ports are checked first, as the plugin checks them for `npm start`:
  * a port in use would otherwise be found only after DynamoDB Local started and the table was made.
+ *
+ * Its command line is serverless offline's: `--help` (`-h`) is its own, and prints what it does
+ * without starting anything; every other argument goes to serverless offline as given
+ * (`npm run start:dynamodb -- --noTimeout`). Those are checked first against the options that
+ * serverless offline takes (the plugin's and the framework's, read from the installed packages),
+ * so a mistyped one stops it with one line and exit 2, where the framework would refuse it only
+ * after DynamoDB Local had started and the table was made.
  */
 // First: the SDK's notice that its 2027 releases need Node 22 is about deploys (nodejs22.x);
 // here, on Node 20, it would only bury what this command says.
 import './quiet-sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { portProblems } from '../serverless/plugins/local-workflow/ports.cjs';
 import { settingProblems } from '../serverless/plugins/stage-params.cjs';
+import { noPositionals, parseCommandLine, runTool, type Options } from './command-line';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -26,7 +35,89 @@ import {
   type LocalDynamoDb,
 } from './dynamodb-local-process';
 
-async function main(): Promise<void> {
+const TOOL = 'npm run start:dynamodb';
+
+function help(offlineOptions: Options): string {
+  return `Usage: ${TOOL} [-- <serverless offline options>]
+
+Runs the API through serverless offline with the DynamoDB store, on http://localhost:$PORT (3000),
+until Ctrl-C. With DYNAMODB_ENDPOINT set it uses that DynamoDB; without, it starts a DynamoDB Local
+of its own (Java 17 or newer), in memory, for as long as it runs. Either way it creates the table
+(TODOS_TABLE, default todos) if it is missing.
+
+Every option but --help goes to serverless offline as given (npx serverless offline --help says
+what each does): ${Object.keys(offlineOptions)
+    .map((name) => `--${name}`)
+    .join(', ')}
+  -h, --help   print this text
+
+Exit status: serverless offline's when it stops; 1 it could not start; 2 a wrong command line.
+`;
+}
+
+/** An option as the framework declares it (osls' commands-schema, serverless-offline's commandOptions). */
+interface FrameworkOption {
+  readonly type: 'string' | 'boolean' | 'multiple';
+  readonly shortcut?: string;
+}
+
+function isFrameworkOption(value: unknown): value is FrameworkOption {
+  if (typeof value !== 'object' || value === null || !('type' in value)) return false;
+  const { type } = value;
+  return type === 'string' || type === 'boolean' || type === 'multiple';
+}
+
+/** A module's default export, loaded from a file of an installed package that its exports do not list. */
+async function loadDefault(file: string): Promise<unknown> {
+  const loaded: unknown = await import(pathToFileURL(file).href);
+  return typeof loaded === 'object' && loaded !== null && 'default' in loaded ? loaded.default : undefined;
+}
+
+/**
+ * The options `serverless offline` takes, as the framework checks them before it runs: the
+ * plugin's own, and the options the framework adds to every command of an AWS service (osls'
+ * commands-schema/resolve-final.js). Read from the installed packages, so an upgrade that adds
+ * one is taken at once.
+ */
+async function serverlessOfflineOptions(): Promise<Options> {
+  const offline = join(dirname(require.resolve('serverless-offline')), 'config/commandOptions.js');
+  const framework = resolve(
+    __dirname,
+    '../node_modules/serverless/lib/cli/commands-schema/common-options/aws-service.js',
+  );
+  const declared = { ...(await declaredOptions(offline)), ...(await declaredOptions(framework)) };
+  return Object.fromEntries(
+    Object.entries(declared)
+      // --help is this command's own: it prints what this command does and starts nothing.
+      .filter(([name]) => name !== 'help')
+      .map(([name, { type, shortcut }]) => [
+        name,
+        {
+          type: type === 'boolean' ? 'boolean' : 'string',
+          multiple: type === 'multiple',
+          ...(shortcut === undefined ? {} : { short: shortcut }),
+        },
+      ]),
+  );
+}
+
+async function declaredOptions(file: string): Promise<Record<string, FrameworkOption>> {
+  const schema = await loadDefault(file);
+  const entries = typeof schema === 'object' && schema !== null ? Object.entries(schema) : [];
+  const options = entries.filter((entry): entry is [string, FrameworkOption] => isFrameworkOption(entry[1]));
+  // A package whose layout changed must not let every option through, nor refuse every one.
+  if (options.length === 0) throw new Error(`No option declarations in ${file}: has the package changed its layout?`);
+  return Object.fromEntries(options);
+}
+
+async function main(): Promise<number> {
+  const offlineOptions = await serverlessOfflineOptions();
+  const parsed = parseCommandLine(process.argv.slice(2), offlineOptions, TOOL);
+  if (parsed === 'help') {
+    process.stdout.write(help(offlineOptions));
+    return 0;
+  }
+  noPositionals(parsed.positionals, TOOL);
   const table = process.env.TODOS_TABLE ?? 'todos';
   const given = givenEndpoint();
   await checkServerSettings();
@@ -126,7 +217,6 @@ async function serveApi(endpoint: string, table: string): Promise<number | null>
   return code;
 }
 
-main().catch((error: unknown) => {
+runTool(main, (error) => {
   console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
 });

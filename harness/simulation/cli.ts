@@ -1,4 +1,11 @@
-import { parseArgs } from 'node:util';
+import {
+  CommandLineError,
+  noPositionals,
+  numberOption,
+  oneOf,
+  parseCommandLine,
+  runTool,
+} from '../../scripts/command-line';
 import { exhaustive, parseScript, randomRuns, report, scriptText } from './explore';
 import type { Step } from './network';
 import { SCENARIOS } from './scenarios';
@@ -11,46 +18,59 @@ import { run } from './world';
  * run and prints its trace.
  */
 
-const USAGE = `usage: npm run simulate -- [--scenario NAME] [--depth N] [--seeds N] [--script FAULTS | --rate R] [--seed N]
+const TOOL = 'npm run simulate';
+
+const USAGE = `usage: ${TOOL} -- [--scenario NAME] [--depth N] [--seeds N] [--script FAULTS | --rate R] [--seed N]
 scenarios: ${Object.keys(SCENARIOS).join('; ')}`;
 
+const OPTIONS = {
+  scenario: { type: 'string' },
+  depth: { type: 'string', default: '5' },
+  seeds: { type: 'string', default: '1000' },
+  script: { type: 'string' },
+  rate: { type: 'string' },
+  seed: { type: 'string', default: '1' },
+} as const;
+
+/** --depth, --seeds and --seed: a count of steps or runs, or a seed. */
+const WHOLE = { min: 0, whole: true } as const;
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      scenario: { type: 'string' },
-      depth: { type: 'string', default: '5' },
-      seeds: { type: 'string', default: '1000' },
-      script: { type: 'string' },
-      rate: { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
+  const parsed = parseCommandLine(process.argv.slice(2), OPTIONS, TOOL);
+  if (parsed === 'help') {
     console.log(USAGE);
     return 0;
   }
-  const names = values.scenario === undefined ? Object.keys(SCENARIOS) : [values.scenario];
-  for (const name of names) {
-    if (SCENARIOS[name] === undefined) {
-      console.error(`no scenario "${name}"\n${USAGE}`);
-      return 2;
-    }
+  const { values } = parsed;
+  noPositionals(parsed.positionals, TOOL);
+  const names =
+    values.scenario === undefined
+      ? Object.keys(SCENARIOS)
+      : [oneOf(values.scenario, Object.keys(SCENARIOS), 'scenario', TOOL)];
+  const depth = numberOption(values.depth, 'depth', WHOLE, TOOL);
+  const seeds = numberOption(values.seeds, 'seeds', WHOLE, TOOL);
+  const seed = numberOption(values.seed, 'seed', WHOLE, TOOL);
+  if (values.rate !== undefined && values.script !== undefined) {
+    throw new CommandLineError(`--script and --rate each choose the faults of a replay: give one or the other (${TOOL} -- --help)`);
   }
-  if (values.rate !== undefined) return replay(names[0] ?? '', { rate: Number(values.rate) }, Number(values.seed));
-  if (values.script !== undefined) return replay(names[0] ?? '', parseScript(values.script), Number(values.seed));
+  // A fault's chance at each copy of a write: a probability.
+  if (values.rate !== undefined)
+    return replay(
+      names[0] ?? '',
+      { rate: numberOption(values.rate, 'rate', { min: 0, max: 1, whole: false }, TOOL) },
+      seed,
+    );
+  if (values.script !== undefined) return replay(names[0] ?? '', faultScript(values.script), seed);
   let failed = false;
   for (const name of names) {
     const started = performance.now();
-    const searched = await exhaustive(name, Number(values.depth));
-    const sampled = searched.failure
-      ? undefined
-      : await randomRuns(name, 1, Number(values.seeds), Number(values.depth));
+    const searched = await exhaustive(name, depth);
+    const sampled = searched.failure ? undefined : await randomRuns(name, 1, seeds, depth);
     const runs = searched.runs + (sampled?.runs ?? 0);
     const seconds = (performance.now() - started) / 1000;
     const failure = searched.failure ?? sampled?.failure;
     console.log(
-      `${name}: ${searched.runs} exhaustive runs to depth ${values.depth}, ${sampled?.runs ?? 0} random; ` +
+      `${name}: ${searched.runs} exhaustive runs to depth ${depth}, ${sampled?.runs ?? 0} random; ` +
         `${Math.round(runs / seconds)} runs/s; ${failure ? 'FAILED' : 'ok'}`,
     );
     if (failure) {
@@ -59,6 +79,17 @@ async function main(): Promise<number> {
     }
   }
   return failed ? 1 : 0;
+}
+
+/** `--script`'s faults; a fault the simulator does not know is the command line's mistake. */
+function faultScript(text: string): readonly Step[] {
+  try {
+    return parseScript(text);
+  } catch (error) {
+    throw new CommandLineError(
+      `--script: ${error instanceof Error ? error.message : String(error)} (${TOOL} -- --help)`,
+    );
+  }
 }
 
 async function replay(name: string, faults: readonly Step[] | { rate: number }, seed: number): Promise<number> {
@@ -73,12 +104,4 @@ async function replay(name: string, faults: readonly Step[] | { rate: number }, 
   return result.violations.length === 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  },
-);
+runTool(main);
