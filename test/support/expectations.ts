@@ -1,6 +1,7 @@
 import { expect } from '@jest/globals';
 import { bodyOf } from '../../harness/event';
 import type { HttpResponse } from '../../lib/http';
+import { SEED_TODOS, type Todo } from '../../lib/todos';
 import type { ApiResponse } from './client';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -35,6 +36,13 @@ export const NOT_AN_OBJECT_BODIES = [
   'true',
 ];
 
+/** Seed record `id` as a fresh store holds it (lib/todos.ts's SEED_TODOS), for a test to patch or compare whole. */
+export function seed(id: 1 | 2): Todo {
+  const todo = SEED_TODOS.find((seeded) => seeded.id === id);
+  if (todo === undefined) throw new Error(`SEED_TODOS has no record ${id}`);
+  return todo;
+}
+
 /** What a handler answered (unit tests) or what came back over HTTP (e2e tests). */
 export type Answer = HttpResponse | ApiResponse;
 
@@ -59,7 +67,7 @@ export function expectJson(answer: Answer, status: number, body: unknown): void 
 }
 
 /** 201 Created with the new record, whose address is in Location. */
-export function expectCreated(answer: Answer, todo: { id: number; title: string; completed: boolean }): void {
+export function expectCreated(answer: Answer, todo: Todo): void {
   if ('status' in answer) {
     expectJson(answer, 201, todo);
     expect(answer.headers.get('location')).toBe(`/todos/${todo.id}`);
