@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { accessLog, type Answered, type LoggedRequest } from '../../lib/access-log';
 import { StoreUnavailable, TodoNotFound } from '../../lib/errors';
 import { created, json, text } from '../../lib/http';
+import { createTodo } from '../../lib/todos';
 
 /** A request as httpHandler hands it to accessLog: a warm container's GET /todos/{id}, unless told otherwise. */
 function request(overrides: Partial<LoggedRequest> = {}): LoggedRequest {
@@ -20,7 +21,7 @@ const POST = request({ method: 'POST', route: 'POST /todos', pathId: undefined }
 const DELETE = request({ method: 'DELETE', route: 'DELETE /todos/{id}' });
 const PUT = request({ method: 'PUT', route: 'PUT /todos/{id}' });
 
-const todo = { id: 3, title: 'secret title text', completed: false };
+const todo = createTodo({ title: 'secret title text' }, 3);
 
 describe('accessLog: the request’s line', () => {
   it('names the request and its answer, at info', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { answer, created, httpHandler, json, text } from '../../lib/http';
 import { context, event, invoke } from '../../harness/event';
+import { createTodo } from '../../lib/todos';
 
 describe('httpHandler', () => {
   it('turns an unexpected error into a JSON 500 with no stack or message in the body', async () => {
@@ -19,14 +20,14 @@ describe('httpHandler', () => {
   });
 
   it('answers the response of a write’s answer, unchanged', async () => {
-    const response = created({ id: 3, title: 't', completed: false });
+    const response = created(createTodo({ title: 't' }, 3));
     const handler = httpHandler(() => Promise.resolve({ response, todoId: 3, replayed: false }));
     expect(await invoke(handler, event({ method: 'POST', body: { title: 't' } }))).toEqual(response);
   });
 });
 
 describe('answer', () => {
-  const todo = { id: 3, title: 't', completed: false };
+  const todo = createTodo({ title: 't' }, 3);
 
   it('carries the id of the record written, for the log', () => {
     expect(answer({ value: todo, replayed: false }, created)).toEqual({
