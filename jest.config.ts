@@ -44,6 +44,12 @@ export const DYNAMODB_ONLY = [
   'dynamodb-under-load',
   'exactly-once',
 ];
+/**
+ * Unit test files too slow for the quick check, in `simulation`: the simulator's search, every
+ * scenario to three faults and a hundred seeds (about 3 minutes of one core, where the rest of
+ * `unit` takes well under one). It needs no Java, and keeps its full depth in `npm test`.
+ */
+export const SIMULATION = ['simulation'];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
 
 /** One DynamoDB Local for every project that needs one: jest runs a setup that several projects name once. */
@@ -71,13 +77,20 @@ const config: Config = {
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   projects: [
     {
-      // `npm run test:unit`: the handlers, the HTTP edge, the memory store and the scripts, in
-      // seconds, with no Java: no DynamoDB Local.
+      // `npm run test:unit`, the quick check: the handlers, the HTTP edge, the memory store and the
+      // scripts, within a minute on a 2-core machine, with no Java: no DynamoDB Local.
       displayName: 'unit',
       ...everyProject,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      testPathIgnorePatterns: unitFiles(DYNAMODB_ONLY),
+      testPathIgnorePatterns: unitFiles([...DYNAMODB_ONLY, ...SIMULATION]),
       setupFiles: ['<rootDir>/test/support/stores-memory.ts'],
+    },
+    {
+      // `npm run test:simulation`: the simulator's search (SIMULATION), which alone would take
+      // the quick check past its minute. No Java: its DynamoDB is simulated.
+      displayName: 'simulation',
+      ...everyProject,
+      testMatch: unitFiles(SIMULATION),
     },
     {
       // The same tests on the DynamoDB store, and its own, on DynamoDB Local.
