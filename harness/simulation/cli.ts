@@ -51,7 +51,9 @@ async function main(): Promise<number> {
   const seeds = numberOption(values.seeds, 'seeds', WHOLE, TOOL);
   const seed = numberOption(values.seed, 'seed', WHOLE, TOOL);
   if (values.rate !== undefined && values.script !== undefined) {
-    throw new CommandLineError(`--script and --rate each choose the faults of a replay: give one or the other (${TOOL} -- --help)`);
+    throw new CommandLineError(
+      `--script and --rate each choose the faults of a replay: give one or the other (${TOOL} -- --help)`,
+    );
   }
   // A fault's chance at each copy of a write: a probability.
   if (values.rate !== undefined)

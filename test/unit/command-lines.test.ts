@@ -1,0 +1,327 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PROJECT_ROOT, freePort } from '../../harness/project';
+import { CommandLineError, noPositionals, numberOption, oneOf } from '../../scripts/command-line';
+
+/**
+ * One command-line convention for every script (issue 40; scripts/command-line.ts): `--help` and
+ * `-h` print the usage and exit 0 having done nothing else; an unknown option, section or
+ * scenario, or a missing or malformed value, is one line on stderr, with the closest name where
+ * there is one, and exit 2, before any work and without a stack. smoke, info and logs have theirs
+ * in test/system/smoke.test.ts and aws-commands.test.ts.
+ *
+ * Each script is run as package.json runs it, `node --import tsx <file>`. What would be work is
+ * made visible and harmless: `npm` and `java` on the PATH are stand-ins that write their name to
+ * a log and fail (the load run starts its server with npm, DynamoDB Local is Java), and
+ * DYNAMODB_ENDPOINT is a server that counts the requests it gets.
+ */
+
+/** tsx compiles a script and its imports at each start: about 1 s idle, several times that on a busy machine. */
+const SCRIPT_WITHIN_MS = 20_000;
+/** Scripts run at once: a few keep 2 cores busy without starving what else runs on them. */
+const AT_ONCE = 3;
+
+interface Script {
+  readonly tool: string;
+  readonly file: string;
+  /** The first line of its help: what it is, and how to call it. */
+  readonly usage: RegExp;
+  /** Names its help must explain. */
+  readonly explains: readonly string[];
+}
+
+const SCRIPTS = {
+  bench: {
+    tool: 'npm run bench',
+    file: 'bench/run.ts',
+    usage: /^Usage: npm run bench \[-- <section> \.\.\.\] \[--save\] \[--baseline <git revision>\]\n/,
+    explains: ['<section>', '--save', '--baseline', 'warm', 'scaleCheck', '-h, --help'],
+  },
+  load: {
+    tool: 'npm run load',
+    file: 'bench/load.ts',
+    usage: /^Usage: npm run load \[-- --store memory\|dynamodb\] \[--amount <n>\]/,
+    explains: ['--store', '--amount', '--connections', '--seconds', '--heap-mb', '--keep-timeout', '-h, --help'],
+  },
+  simulate: {
+    tool: 'npm run simulate',
+    file: 'harness/simulation/cli.ts',
+    usage: /^usage: npm run simulate -- \[--scenario NAME\] \[--depth N\]/,
+    explains: ['--seeds', '--script', '--rate', '--seed', 'PUT, keyed'],
+  },
+  dynamodb: {
+    tool: 'npm run dynamodb',
+    file: 'scripts/run-dynamodb-local.ts',
+    usage: /^Usage: npm run dynamodb \[-- --port <port>\] \[--path <folder>\]\n/,
+    explains: ['--port', '--path', '-h, --help'],
+  },
+  'start:dynamodb': {
+    tool: 'npm run start:dynamodb',
+    file: 'scripts/start-dynamodb.ts',
+    usage: /^Usage: npm run start:dynamodb \[-- <serverless offline options>\]\n/,
+    explains: ['DYNAMODB_ENDPOINT', 'TODOS_TABLE', '--noTimeout', '--httpPort', '--param', '-h, --help'],
+  },
+} as const satisfies Record<string, Script>;
+type ScriptName = keyof typeof SCRIPTS;
+
+/** A command line refused: the one line it gets, `(<tool> -- --help)` at its end left out here. */
+const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = [
+  [
+    'bench',
+    ['warm', '--sav'],
+    'Unknown option "--sav" for npm run bench: did you mean "--save"? Options: --save, --baseline',
+  ],
+  // coldInit comes first, and would run for minutes, were the names not all checked before it.
+  [
+    'bench',
+    ['coldInit', 'wram'],
+    'Unknown section "wram" for npm run bench: did you mean "warm"? Sections: bundle, coldInit, warm, memory, ' +
+      'startup, reload, dynamodbColdStart, dynamodbPressure, fleet, fleetList, batching, exactlyOnce, ' +
+      'emulator, load, install, scale, scaleCheck',
+  ],
+  ['bench', ['warm', '--baseline'], "Option '--baseline <value>' argument missing"],
+  [
+    'load',
+    ['--amout', '500'],
+    'Unknown option "--amout" for npm run load: did you mean "--amount"? ' +
+      'Options: --store, --amount, --connections, --seconds, --heap-mb, --keep-timeout',
+  ],
+  // It used to run a memory store for any store but dynamodb.
+  [
+    'load',
+    ['--store', 'dynamo'],
+    'Unknown store "dynamo" for npm run load: did you mean "dynamodb"? Stores: memory, dynamodb',
+  ],
+  ['load', ['--amount', '5k'], '--amount must be a whole number, 1 or more, not "5k"'],
+  [
+    'simulate',
+    ['--scenaro', 'PUT'],
+    'Unknown option "--scenaro" for npm run simulate: did you mean "--scenario"? ' +
+      'Options: --scenario, --depth, --seeds, --script, --rate, --seed',
+  ],
+  [
+    'simulate',
+    ['--scenario', 'PUT, keyd'],
+    'Unknown scenario "PUT, keyd" for npm run simulate: did you mean "PUT, keyed"? Scenarios: POST alone; ' +
+      'POST alone, keyed; POST batched; POST batched, keyed; POST queued behind a stalled head; ' +
+      'POST queued behind a stalled head, keyed; POST of a big request queued behind a stalled head; ' +
+      'POST of a big request queued behind a stalled head, keyed; PUT; PUT, keyed; PUT with If-Match; ' +
+      'PUT with If-Match, keyed; DELETE; DELETE, keyed; seed; workload: four containers, shared records; ' +
+      'workload: four containers, shared records, keyed',
+  ],
+  ['simulate', ['--depth', 'deep'], '--depth must be a whole number, 0 or more, not "deep"'],
+  // --rate used to win silently.
+  [
+    'simulate',
+    ['--scenario', 'PUT', '--script', 'lost', '--rate', '0.1'],
+    '--script and --rate each choose the faults of a replay: give one or the other',
+  ],
+  [
+    'dynamodb',
+    ['--prot', '8001'],
+    'Unknown option "--prot" for npm run dynamodb: did you mean "--port"? Options: --port, --path',
+  ],
+  // It used to start DynamoDB Local on port NaN.
+  ['dynamodb', ['--port'], "Option '--port <value>' argument missing"],
+  ['dynamodb', ['--port', '80000'], '--port must be a whole number, from 1 to 65535, not "80000"'],
+  [
+    'start:dynamodb',
+    ['--htpPort', '3001'],
+    'Unknown option "--htpPort" for npm run start:dynamodb: did you mean "--httpPort"? Options: --albPort,',
+  ],
+  ['start:dynamodb', ['offline'], 'Unexpected argument "offline" for npm run start:dynamodb: it takes options only'],
+];
+
+interface Ran {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Killed for running past SCRIPT_WITHIN_MS. */
+  readonly overran: boolean;
+}
+
+/** Runs a script to its end, or kills it and all it started (its own process group) past its bound. */
+function runScript(script: ScriptName, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPTS[script].file, ...args], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, TSX_DISABLE_CACHE: '1', FORCE_COLOR: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let overran = false;
+    const timer = setTimeout(() => {
+      overran = true;
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    }, SCRIPT_WITHIN_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, overran });
+    });
+  });
+}
+
+/** `work` for each item, at most `atOnce` at a time. */
+async function inTurns<T>(items: readonly T[], atOnce: number, work: (item: T) => Promise<void>): Promise<void> {
+  // One iterator for every worker: each takes the next item the others have not.
+  const queue = items.values();
+  async function worker(): Promise<void> {
+    for (const item of queue) await work(item);
+  }
+  await Promise.all(Array.from({ length: atOnce }, worker));
+}
+
+const HELP_FLAGS = ['--help', '-h'] as const;
+const RUNS: readonly (readonly [ScriptName, readonly string[]])[] = [
+  ...Object.keys(SCRIPTS).flatMap((script) => HELP_FLAGS.map((flag) => [script as ScriptName, [flag]] as const)),
+  ...MISTAKES.map(([script, args]) => [script, args] as const),
+];
+
+describe('every script’s command line', () => {
+  let dir: string;
+  let workLog: string;
+  let dynamodb: Server;
+  let dynamoDbRequests = 0;
+  const ran = new Map<string, Ran>();
+  const key = (script: ScriptName, args: readonly string[]): string => JSON.stringify([script, ...args]);
+
+  beforeAll(
+    async () => {
+      dir = mkdtempSync(join(tmpdir(), 'todo-command-lines-'));
+      workLog = join(dir, 'work.log');
+      for (const program of ['npm', 'java']) {
+        writeFileSync(join(dir, program), `#!/bin/sh\necho "${program} $*" >> "${workLog}"\nexit 1\n`);
+        chmodSync(join(dir, program), 0o755);
+      }
+      dynamodb = createServer((_, response) => {
+        dynamoDbRequests += 1;
+        response.writeHead(500).end();
+      });
+      await new Promise<void>((resolve) => dynamodb.listen(0, '127.0.0.1', resolve));
+      const env = {
+        PATH: `${dir}:${process.env.PATH ?? ''}`,
+        DYNAMODB_ENDPOINT: `http://127.0.0.1:${(dynamodb.address() as AddressInfo).port}`,
+        // start:dynamodb checks its port before anything else: not 3000, which may be in use here.
+        PORT: String(await freePort()),
+      };
+      await inTurns(RUNS, AT_ONCE, async ([script, args]) => {
+        ran.set(key(script, args), await runScript(script, args, env));
+      });
+    },
+    Math.ceil(RUNS.length / AT_ONCE) * SCRIPT_WITHIN_MS,
+  );
+  afterAll(async () => {
+    await new Promise((resolve) => dynamodb.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function result(script: ScriptName, args: readonly string[]): Ran {
+    const found = ran.get(key(script, args));
+    if (found === undefined) throw new Error(`${key(script, args)} was not run`);
+    return found;
+  }
+
+  it.each(Object.keys(SCRIPTS) as ScriptName[])(
+    '`%s -- --help` prints its usage and what it takes, exits 0, and does nothing else',
+    (script) => {
+      const { usage, explains } = SCRIPTS[script];
+      const help = result(script, ['--help']);
+      expect(help).toMatchObject({ code: 0, stderr: '', overran: false });
+      expect(help.stdout).toMatch(usage);
+      for (const name of explains) expect(help.stdout).toContain(name);
+    },
+  );
+
+  it.each(Object.keys(SCRIPTS) as ScriptName[])('`%s -- -h` is `--help`', (script) => {
+    expect(result(script, ['-h'])).toEqual(result(script, ['--help']));
+  });
+
+  it.each(MISTAKES)('`%s -- %j` stops with one line and exit 2, before any work', (script, args, line) => {
+    expect(result(script, args)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: expect.stringMatching(
+        new RegExp(`^${escape(line)}.*\\(${escape(SCRIPTS[script].tool)} -- --help\\)\\n$`),
+      ),
+      overran: false,
+    });
+    expect(result(script, args).stderr).not.toContain('    at ');
+  });
+
+  it('started no server, no DynamoDB Local and sent no request, for any of them', () => {
+    expect(ran.size).toBe(RUNS.length);
+    expect({ programs: readIfThere(workLog), dynamoDbRequests }).toEqual({ programs: '', dynamoDbRequests: 0 });
+  });
+});
+
+/** `text` as a regular expression that matches it alone. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function readIfThere(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+describe('the checks the scripts share', () => {
+  const TOOL = 'npm run x';
+
+  it('oneOf takes a choice as given, and names the closest when it is not one', () => {
+    expect(oneOf('warm', ['bundle', 'warm'], 'section', TOOL)).toBe('warm');
+    expect(() => oneOf('Warm', ['bundle', 'warm'], 'section', TOOL)).toThrow(
+      new CommandLineError(
+        'Unknown section "Warm" for npm run x: did you mean "warm"? Sections: bundle, warm (npm run x -- --help)',
+      ),
+    );
+  });
+
+  it.each([
+    ['7', { min: 1, whole: true }, 7],
+    ['0', { min: 0, whole: true }, 0],
+    ['0.25', { min: 0, max: 1, whole: false }, 0.25],
+    ['1', { min: 0, max: 1, whole: false }, 1],
+  ])('numberOption reads "%s" within %j as %d', (given, rule, value) => {
+    expect(numberOption(given, 'n', rule, TOOL)).toBe(value);
+  });
+
+  it.each([
+    ['', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    [' 5', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    ['0x10', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    ['1e3', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    ['2.5', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    ['-1', { min: 0, whole: true }, 'a whole number, 0 or more'],
+    ['0', { min: 1, whole: true }, 'a whole number, 1 or more'],
+    ['1.5', { min: 0, max: 1, whole: false }, 'a number, from 0 to 1'],
+    ['.5', { min: 0, max: 1, whole: false }, 'a number, from 0 to 1'],
+  ])('numberOption refuses "%s" within %j, saying what it takes', (given, rule, takes) => {
+    expect(() => numberOption(given, 'n', rule, TOOL)).toThrow(
+      new CommandLineError(`--n must be ${takes}, not "${given}" (npm run x -- --help)`),
+    );
+  });
+
+  it('noPositionals refuses the first argument that is not an option', () => {
+    expect(() => {
+      noPositionals([], TOOL);
+    }).not.toThrow();
+    expect(() => {
+      noPositionals(['a', 'b'], TOOL);
+    }).toThrow(
+      new CommandLineError('Unexpected argument "a" for npm run x: it takes options only (npm run x -- --help)'),
+    );
+  });
+});
