@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { nonLinearizableRecords, type Timed } from './record-model';
+import { fieldsOf, nonLinearizableRecords, type Fields, type Timed } from './record-model';
 
 /**
  * A concurrent mixed workload against a running API, every request and answer kept, and the
@@ -13,6 +13,9 @@ import { nonLinearizableRecords, type Timed } from './record-model';
  * between its start and its answer, explains every answer, lists included. And for a client's
  * own records, the last answer it got says what the record holds, unless a request after it
  * failed: then the record may hold what that one asked for, or not.
+ *
+ * The checks compare records whole, field by field, and name none: the fields are the domain's
+ * (lib/todos.ts). Only the requests the clients make name the fields they send.
  */
 
 export interface WorkloadOptions {
@@ -41,8 +44,8 @@ export interface Exchange {
   readonly client: number;
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
-  /** What the request asked a record to hold (a POST's or PUT's title, or completed). */
-  readonly asked?: { readonly title?: string; readonly completed?: boolean };
+  /** What the request asked a record to hold (a POST's or PUT's fields). */
+  readonly asked?: Fields;
   /** The answers of each attempt: the status (0: no answer at all) and the body. */
   readonly attempts: readonly { readonly status: number; readonly body: string }[];
   /** When the first attempt was sent and the last answered (performance.now()). */
@@ -53,7 +56,7 @@ export interface Exchange {
 export interface WorkloadReport {
   readonly history: readonly Exchange[];
   /** GET /todos at the end. */
-  readonly final: readonly { id: number; title: string; completed: boolean }[];
+  readonly final: readonly Listed[];
   /** Every way the history and the final list disagree with the contract; empty when none. */
   readonly problems: string[];
   /** How many answers of each status, over every attempt. */
@@ -66,13 +69,29 @@ export interface WorkloadReport {
   readonly nonLinearizable: number;
 }
 
+/** A record as an answer shows it. */
+export interface Listed {
+  readonly id: number;
+  readonly [field: string]: unknown;
+}
+
 interface Owned {
   id: number;
-  title: string;
-  completed: boolean;
+  /** Its fields as the last acknowledged write left them (the 201's record, then each 200's). */
+  fields: Fields;
   /** Values a failed write may have left, after the last acknowledged one. */
-  maybe: { title?: string; completed?: boolean }[];
+  maybe: Fields[];
   deleted: 'no' | 'yes' | 'maybe';
+}
+
+/** Whether any field of `record` is a string that starts with `tag`: a record of this run. */
+function tagged(record: Fields, tag: string): boolean {
+  return Object.values(record).some((value) => typeof value === 'string' && value.startsWith(tag));
+}
+
+/** Equal as JSON values. */
+function equal(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function last<T>(items: readonly T[]): T | undefined {
@@ -155,15 +174,18 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
         const exchange = await send(index, 'POST', '/todos', { title }, { title });
         const answer = last(exchange.attempts);
         if (answer?.status === 201) {
-          const todo = JSON.parse(answer.body) as { id: number };
-          mine.push({ id: todo.id, title, completed: false, maybe: [], deleted: 'no' });
+          const todo = JSON.parse(answer.body) as Listed;
+          mine.push({ id: todo.id, fields: fieldsOf(todo), maybe: [], deleted: 'no' });
         }
       } else if (target !== undefined && roll < 0.65) {
-        const change = Math.random() < 0.5 ? { title: `${tag}-c${index}-${n}-put` } : { completed: !target.completed };
+        const change =
+          Math.random() < 0.5
+            ? { title: `${tag}-c${index}-${n}-put` }
+            : { completed: target.fields.completed !== true };
         const exchange = await send(index, 'PUT', `/todos/${target.id}`, change, change);
-        const status = last(exchange.attempts)?.status;
-        if (status === 200) {
-          Object.assign(target, change);
+        const answer = last(exchange.attempts);
+        if (answer?.status === 200) {
+          target.fields = fieldsOf(JSON.parse(answer.body) as Listed);
           target.maybe = [];
         } else {
           target.maybe.push(change);
@@ -191,7 +213,7 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   await options.settled?.();
   const finalStart = performance.now();
   const finalBody = await (await fetch(`${url}/todos`)).text();
-  const final = JSON.parse(finalBody) as { id: number; title: string; completed: boolean }[];
+  const final = JSON.parse(finalBody) as Listed[];
   const finalRead: Timed = {
     method: 'GET',
     path: '/todos',
@@ -207,8 +229,11 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
     for (const { status } of exchange.attempts) statuses[status] = (statuses[status] ?? 0) + 1;
   const created = history
     .filter((exchange) => exchange.method === 'POST' && last(exchange.attempts)?.status === 201)
-    .map((exchange) => JSON.parse(last(exchange.attempts)?.body ?? '{}') as { id: number; title: string });
-  const createdIds = created.map((todo) => todo.id);
+    .map((exchange) => ({
+      asked: exchange.asked ?? {},
+      todo: JSON.parse(last(exchange.attempts)?.body ?? '{}') as Listed,
+    }));
+  const createdIds = created.map(({ todo }) => todo.id);
   if (new Set(createdIds).size !== createdIds.length) problems.push('an id was answered to two POSTs');
   // Ids are consecutive from the first created: every id is a 201's or a listed record's.
   const known = new Set([...createdIds, ...final.map((todo) => todo.id)]);
@@ -217,14 +242,18 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   const gaps: number[] = [];
   for (let id = lowest; id <= highest; id++) if (!known.has(id)) gaps.push(id);
   if (gaps.length > 0) problems.push(`${gaps.length} ids skipped: ${gaps.slice(0, 10).join(', ')}`);
-  // A title is a request: two records with it are one request written twice.
-  const byTitle = new Map<string, Set<number>>();
-  for (const todo of [...created, ...final]) {
-    const base = todo.title.replace(/-put$/, '');
-    if (!base.startsWith(tag)) continue;
-    byTitle.set(todo.title, (byTitle.get(todo.title) ?? new Set()).add(todo.id));
-  }
-  const duplicates = [...byTitle.values()].filter((ids) => ids.size > 1).length;
+  // What a POST asks for is its own (each carries a tagged value no other request sends): two records
+  // that both carry one POST's request are that request written twice. A record since changed by a
+  // PUT carries it no more, and is not counted.
+  const posted = history.filter((exchange) => exchange.method === 'POST' && exchange.asked !== undefined);
+  const carrying = posted.map(({ asked = {} }) => {
+    const ids = new Set<number>();
+    for (const { asked: answered, todo } of created) if (equal(answered, asked)) ids.add(todo.id);
+    for (const todo of final)
+      if (Object.entries(asked).every(([field, value]) => equal(todo[field], value))) ids.add(todo.id);
+    return ids;
+  });
+  const duplicates = carrying.filter((ids) => ids.size > 1).length;
   if (duplicates > 0) problems.push(`${duplicates} requests stored twice`);
   // The final list holds what the history implies.
   const listed = new Map(final.map((todo) => [todo.id, todo]));
@@ -235,9 +264,15 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
       problems.push(`record ${record.id} is listed after its DELETE`);
     if (record.deleted === 'no' && found === undefined) problems.push(`record ${record.id} is missing`);
     if (found === undefined) continue;
-    const allowedTitles = new Set([record.title, ...record.maybe.flatMap((change) => change.title ?? [])]);
-    const allowedCompleted = new Set([record.completed, ...record.maybe.flatMap((change) => change.completed ?? [])]);
-    if (!allowedTitles.has(found.title) || !allowedCompleted.has(found.completed)) {
+    // Each field as the last acknowledged write left it, or as a later failed write asked; a field no
+    // answer of the client showed (a newer version's, during a deploy) is the history check's to judge.
+    const known = [record.fields, ...record.maybe];
+    const allowed = Object.entries(fieldsOf(found)).every(
+      ([field, value]) =>
+        known.every((values) => !(field in values)) ||
+        known.some((values) => field in values && equal(values[field], value)),
+    );
+    if (!allowed) {
       wrongValues++;
       problems.push(`record ${record.id} holds ${JSON.stringify(found)}, which no acknowledged write left it with`);
     }
@@ -249,7 +284,7 @@ export async function runWorkload(url: string, options: WorkloadOptions): Promis
   const unexpected = Object.keys(statuses).filter((status) => Number(status) >= 500 && status !== '503');
   if (unexpected.length > 0) problems.push(`answers ${unexpected.join(', ')}`);
   const timed = [...history.map(timedOf), finalRead];
-  const nonLinearizable = nonLinearizableRecords(timed, (title) => title.startsWith(tag));
+  const nonLinearizable = nonLinearizableRecords(timed, (record) => tagged(record, tag));
   problems.push(...nonLinearizable);
   return { history, final, problems, statuses, duplicates, wrongValues, nonLinearizable: nonLinearizable.length };
 }

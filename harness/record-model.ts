@@ -1,11 +1,13 @@
+import { createTodo, type NewTodo } from '../lib/todos';
 import { isLinearizable, type Operation } from './linearizability';
 
 /**
  * One record's history, checked for linearizability (harness/linearizability.ts): every request
  * of a workload that touches record `id` becomes an operation on it, with what its answer says:
  *
- * - its POST (201 with this id) creates it; a POST with no answer whose title the record carries
- *   may have created it, at any instant after it was sent;
+ * - its POST (201 with this id) creates it, as the domain makes a record of what it asked (lib/todos.ts,
+ *   `createTodo`); a POST with no answer whose fields the record first seen carries may have
+ *   created it, at any instant after it was sent;
  * - a PUT answered 200 found it and left it as the answer shows (the patch applied to what it
  *   was); a DELETE answered 200 found it and removed it; either answered 404 found no record;
  * - a GET by id, and every GET /todos (a list is a read of each record), saw it as answered, or
@@ -15,13 +17,20 @@ import { isLinearizable, type Operation } from './linearizability';
  *   changed nothing, and is left out.
  *
  * So a DELETE answered 404 for the record it removed is caught even when the final list is right.
+ *
+ * A record is compared whole, field by field, naming none: a state holds the fields known of the
+ * record, and an answer must agree with it on every field they both hold. A field the state does
+ * not hold yet (one the version that created the record does not make, during a deploy) is learnt
+ * from the first answer that shows it, and holds from then on; a field an answer does not show (an
+ * older version's view of the record) is not compared. In a history of one version every answer
+ * shows every field, so every field is compared in every answer.
  */
 
 export interface Timed {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   /** What the request asked the record to hold (a POST's or PUT's fields). */
-  readonly asked?: { readonly title?: string; readonly completed?: boolean };
+  readonly asked?: Fields;
   /** When it was first sent and finally answered, on one clock (performance.now()). */
   readonly start: number;
   readonly end: number;
@@ -30,15 +39,22 @@ export interface Timed {
   readonly body: string;
 }
 
+/** A record's fields, its id aside, as a request asks for them or an answer shows them. */
+export type Fields = Readonly<Record<string, unknown>>;
+
 type RecordState =
-  | { readonly kind: 'unborn' }
-  | { readonly kind: 'present'; readonly title: string; readonly completed: boolean }
-  | { readonly kind: 'gone' };
+  { readonly kind: 'unborn' } | { readonly kind: 'present'; readonly fields: Fields } | { readonly kind: 'gone' };
 
 interface Listed {
   readonly id: number;
-  readonly title: string;
-  readonly completed: boolean;
+  readonly [field: string]: unknown;
+}
+
+/** The fields of a record, its id aside. */
+export function fieldsOf(record: { readonly id: number }): Fields {
+  const fields: Record<string, unknown> = { ...record };
+  delete fields.id;
+  return fields;
 }
 
 const UNBORN: RecordState = { kind: 'unborn' };
@@ -69,19 +85,38 @@ function listIn(body: string): Listed[] {
   return Array.isArray(parsed) ? (parsed as Listed[]) : [];
 }
 
-function same(state: RecordState, seen: Listed | undefined): boolean {
-  if (seen === undefined) return state.kind !== 'present';
-  return state.kind === 'present' && state.title === seen.title && state.completed === seen.completed;
+/** Equal as JSON values: a field may be any JSON the domain gives it. */
+function equal(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The state after an answer that showed `seen` (undefined: no record), if the two agree: the fields
+ * both hold are equal, and the fields only `seen` shows are learnt.
+ */
+function agree(state: RecordState, seen: Listed | undefined): RecordState | undefined {
+  if (seen === undefined) return state.kind === 'present' ? undefined : state;
+  if (state.kind !== 'present') return undefined;
+  const shown = fieldsOf(seen);
+  if (Object.entries(shown).some(([field, value]) => field in state.fields && !equal(state.fields[field], value)))
+    return undefined;
+  return { kind: 'present', fields: { ...shown, ...state.fields } };
 }
 
 /** A read that saw `seen` (undefined: no record). */
 function reads(seen: Listed | undefined): (state: RecordState) => RecordState | undefined {
-  return (state) => (same(state, seen) ? state : undefined);
+  return (state) => agree(state, seen);
 }
 
+/** The record after a write of `asked`: the fields it names, the others as they were. */
 function patched(state: RecordState, asked: Timed['asked']): RecordState {
   if (state.kind !== 'present') return state;
-  return { kind: 'present', title: asked?.title ?? state.title, completed: asked?.completed ?? state.completed };
+  return { kind: 'present', fields: { ...state.fields, ...asked } };
+}
+
+/** The record the domain makes of a POST's request, its id aside. */
+function created(asked: Timed['asked']): RecordState {
+  return { kind: 'present', fields: fieldsOf(createTodo({ ...asked } as unknown as NewTodo, 0)) };
 }
 
 /** What `exchange` did to record `id`, as an operation; undefined when it did nothing to it. */
@@ -99,9 +134,13 @@ function operationOn(id: number, exchange: Timed): Operation<RecordState> | unde
     return { ...timing, step: reads(listed) };
   }
   if (method === 'POST') {
-    const title = exchange.asked?.title;
-    const created = { kind: 'present', title: title ?? '', completed: false } as const;
-    return { ...timing, step: (state) => (state.kind === 'unborn' ? created : undefined) };
+    const made = created(exchange.asked);
+    // Answered, the record must be as the domain makes it, and what the answer shows besides is learnt.
+    const answered = status === 201 ? todoIn(body) : undefined;
+    return {
+      ...timing,
+      step: (state) => (state.kind !== 'unborn' ? undefined : answered === undefined ? made : agree(made, answered)),
+    };
   }
   if (open) {
     const step =
@@ -117,29 +156,30 @@ function operationOn(id: number, exchange: Timed): Operation<RecordState> | unde
   const answered = todoIn(body);
   return {
     ...timing,
-    step: (state) => {
-      if (state.kind !== 'present') return undefined;
-      const after = patched(state, exchange.asked);
-      return same(after, answered) ? after : undefined;
-    },
+    step: (state) => (state.kind === 'present' ? agree(patched(state, exchange.asked), answered) : undefined),
   };
 }
 
-/** The POST that created record `id`: answered 201 with it, or unanswered with the title it was first seen with. */
-function creationOf(id: number, history: readonly Timed[], firstTitle: string | undefined): Timed | undefined {
+/** Whether `record` holds every field `asked` names, as asked. */
+function carries(record: Listed, asked: Timed['asked']): boolean {
+  return Object.entries(asked ?? {}).every(([field, value]) => equal(record[field], value));
+}
+
+/** The POST that created record `id`: answered 201 with it, or unanswered with what it was first seen with. */
+function creationOf(id: number, history: readonly Timed[], first: Listed): Timed | undefined {
   const posts = history.filter((exchange) => exchange.method === 'POST');
   return (
     posts.find((exchange) => exchange.status === 201 && todoIn(exchange.body)?.id === id) ??
-    posts.find((exchange) => unanswered(exchange) && firstTitle !== undefined && exchange.asked?.title === firstTitle)
+    posts.find((exchange) => unanswered(exchange) && carries(first, exchange.asked))
   );
 }
 
 /**
  * The records of the workload whose history no order explains, each with its operations: empty
- * when every record's history is linearizable. `ours` tells the workload's records by title.
+ * when every record's history is linearizable. `ours` tells the workload's records by what they hold.
  */
-export function nonLinearizableRecords(history: readonly Timed[], ours: (title: string) => boolean): string[] {
-  const firstSeen = new Map<number, string>();
+export function nonLinearizableRecords(history: readonly Timed[], ours: (record: Fields) => boolean): string[] {
+  const firstSeen = new Map<number, Listed>();
   for (const exchange of history) {
     const seen =
       exchange.method === 'GET' && exchange.path === '/todos' && exchange.status === 200
@@ -147,13 +187,13 @@ export function nonLinearizableRecords(history: readonly Timed[], ours: (title: 
         : exchange.status === 201 || (exchange.method === 'GET' && exchange.status === 200)
           ? [todoIn(exchange.body)].filter((todo) => todo !== undefined)
           : [];
-    for (const todo of seen) if (ours(todo.title) && !firstSeen.has(todo.id)) firstSeen.set(todo.id, todo.title);
+    for (const todo of seen) if (ours(todo) && !firstSeen.has(todo.id)) firstSeen.set(todo.id, todo);
   }
   const problems: string[] = [];
-  for (const [id, title] of firstSeen) {
-    const creation = creationOf(id, history, title);
+  for (const [id, first] of firstSeen) {
+    const creation = creationOf(id, history, first);
     if (creation === undefined) {
-      problems.push(`record ${id} (${title}) was created by no POST`);
+      problems.push(`record ${id} (${JSON.stringify(first)}) was created by no POST`);
       continue;
     }
     const touching = history.filter(

@@ -1,7 +1,7 @@
 import { todoEtag } from '../../lib/conditional';
 import { INLINE_PAYLOAD_BYTES, payloadKey } from '../../lib/dynamodb/queue';
-import type { Todo } from '../../lib/todos';
-import { nonLinearizableRecords, type Timed } from '../record-model';
+import type { NewTodo, Todo } from '../../lib/todos';
+import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
 import type { Answered, Container, Scenario, World } from './world';
 
 /**
@@ -202,7 +202,7 @@ const seed: Scenario = async (world) => {
 interface Request {
   readonly method: Timed['method'];
   readonly id?: number;
-  readonly asked?: { readonly title?: string; readonly completed?: boolean };
+  readonly asked?: Fields;
 }
 
 /** What each client sends, one request at a time: records 3 and 4 are made, for all of them, before the faults. */
@@ -240,7 +240,8 @@ async function exchange(world: World, container: Container, request: Request, ke
   const { method, id = 0, asked = {} } = request;
   function send(): Promise<unknown> {
     const options = world.options(key);
-    if (method === 'POST') return container.create({ title: asked.title ?? '' }, options);
+    // A request's fields as the scenario wrote them: a POST's NewTodo, a PUT's TodoPatch.
+    if (method === 'POST') return container.create(asked as unknown as NewTodo, options);
     if (method === 'PUT') return container.update(id, asked, options);
     if (method === 'DELETE') return container.remove(id, options);
     return id === 0 ? container.list() : container.get(id);
@@ -280,7 +281,7 @@ function workload(keyed: boolean): Scenario {
     );
     return () => {
       const seeded = new Set(['Read the spec', 'Ship the service']);
-      const violations = nonLinearizableRecords(history, (title) => !seeded.has(title));
+      const violations = nonLinearizableRecords(history, (record) => !seeded.has(String(record.title)));
       const deleted = CLIENTS.flat().flatMap((request) => (request.method === 'DELETE' ? [request.id] : []));
       const [counter] = world.queueItems();
       const ids = new Set(world.records().map(({ id }) => id));
