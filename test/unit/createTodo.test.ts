@@ -3,6 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambd
 import { createTodo } from '../../harness/routes';
 import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
+import * as domain from '../../lib/todos';
 import type { TodoStore } from '../../lib/todos';
 import { MAX_BODY_BYTES } from '../../lib/input';
 import { NOT_AN_OBJECT_BODIES, bodyOfBytes, expectBadRequest, expectPayloadTooLarge } from '../support/expectations';
@@ -24,18 +25,18 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
       location: '/todos/3',
       etag: expect.stringMatching(/^"[\w-]{22}"$/),
     });
-    expect(bodyOf(response)).toEqual({ id: 3, title: 'Buy milk', completed: false });
+    expect(bodyOf(response)).toEqual(domain.createTodo({ title: 'Buy milk' }, 3));
     expect(await store.list()).toHaveLength(3);
   });
 
   it('ignores completed, id and every other field sent on create', async () => {
     const response = await post({ title: 't', completed: true, id: 1, extra: 'x' });
-    expect(bodyOf(response)).toEqual({ id: 3, title: 't', completed: false });
+    expect(bodyOf(response)).toEqual(domain.createTodo({ title: 't' }, 3));
   });
 
   it('stores the title exactly as sent: empty, unicode, whitespace', async () => {
-    for (const title of ['', '  spaced  ', 'çà 🚀 日本', '<b>"quoted"</b>']) {
-      expect(bodyOf(await post({ title }))).toMatchObject({ title });
+    for (const [i, title] of ['', '  spaced  ', 'çà 🚀 日本', '<b>"quoted"</b>'].entries()) {
+      expect(bodyOf(await post({ title }))).toEqual(domain.createTodo({ title }, 3 + i));
     }
   });
 
@@ -48,7 +49,7 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
 
   it('reads a base64-encoded body', async () => {
     const response = await invoke(handler, event({ method: 'POST', body: { title: 'encoded' }, base64: true }));
-    expect(bodyOf(response)).toEqual({ id: 3, title: 'encoded', completed: false });
+    expect(bodyOf(response)).toEqual(domain.createTodo({ title: 'encoded' }, 3));
   });
 
   it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j, and uses up no id', async (rawBody) => {
@@ -98,7 +99,7 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
   it('takes a lone surrogate escaped in the JSON text for one too, and a pair for its character', async () => {
     const raw = (text: string) => invoke(handler, event({ method: 'POST', rawBody: `{"title":"${text}"}` }));
     expectBadRequest(await raw('a\\udc00b'));
-    expect(bodyOf(await raw('\\ud83d\\ude80'))).toEqual({ id: 3, title: '🚀', completed: false });
+    expect(bodyOf(await raw('\\ud83d\\ude80'))).toEqual(domain.createTodo({ title: '🚀' }, 3));
   });
 
   it('never lets __proto__ or constructor reach a record or a prototype', async () => {
@@ -110,7 +111,7 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
           '{"title":"p","__proto__":{"polluted":true,"completed":true},"constructor":{"prototype":{"polluted":true}}}',
       }),
     );
-    expect(bodyOf(response)).toEqual({ id: 3, title: 'p', completed: false });
+    expect(bodyOf(response)).toEqual(domain.createTodo({ title: 'p' }, 3));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(await store.get(3))).toBe(Object.prototype);
   });

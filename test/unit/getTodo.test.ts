@@ -4,7 +4,7 @@ import { getTodo } from '../../harness/routes';
 import { bodyOf, event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';
-import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
+import { NOT_FOUND_IDS, expectTodoNotFound, seed } from '../support/expectations';
 
 describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
   let store: TodoStore;
@@ -21,7 +21,7 @@ describe.each(STORES)('GET /todos/{id} ($name store)', (fixture) => {
       'content-type': 'application/json; charset=utf-8',
       etag: expect.stringMatching(/^"[\w-]{22}"$/),
     });
-    expect(bodyOf(response)).toEqual({ id: 2, title: expect.any(String), completed: true });
+    expect(bodyOf(response)).toEqual(seed(2));
   });
 
   it('converts the path value with Number(), so "007" and "2.0" name records 7 and 2', async () => {

@@ -4,8 +4,8 @@ import { functionFor, handlersOn } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
 import { KEY_LIFETIME_MS, MAX_KEY_LENGTH } from '../../lib/idempotency';
 import { MAX_KEPT_CLAIMS, memoryStore, resetMemoryStore } from '../../lib/memory-store';
-import type { TodoStore } from '../../lib/todos';
-import { JSON_TYPE, expectBadRequest, expectCreated, expectTodoNotFound } from '../support/expectations';
+import { applyPatch, createTodo, type TodoStore } from '../../lib/todos';
+import { JSON_TYPE, expectBadRequest, expectCreated, expectTodoNotFound, seed } from '../support/expectations';
 import { STORES } from '../support/stores';
 
 /**
@@ -42,7 +42,7 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
   it('answers a retried POST with the first 201, its Location and Idempotent-Replayed, and creates one record', async () => {
     const post = keyed('post-1', { method: 'POST', body: { title: 'once' } });
     const first = await send(post);
-    expectCreated(first, { id: 3, title: 'once', completed: false });
+    expectCreated(first, createTodo({ title: 'once' }, 3));
     expectReplay(await send(post), first);
     expectReplay(await send(post), first);
     expect(await titles()).toEqual([expect.any(String), expect.any(String), 'once']);
@@ -51,18 +51,19 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
   it('answers a retried POST with the record as created, even after it changed', async () => {
     const post = keyed('post-2', { method: 'POST', body: { title: 'as created' } });
     const first = await send(post);
-    await send({ method: 'PUT', id: '3', body: { title: 'changed since', completed: true } });
+    const change = { title: 'changed since', completed: true };
+    await send({ method: 'PUT', id: '3', body: change });
     expectReplay(await send(post), first);
-    expect(await store.get(3)).toEqual({ id: 3, title: 'changed since', completed: true });
+    expect(await store.get(3)).toEqual(applyPatch(createTodo({ title: 'as created' }, 3), change));
   });
 
   it('answers a retried PUT with the first 200, and leaves a later PUT standing', async () => {
     const put = keyed('put-1', { method: 'PUT', id: '1', body: { title: 'first' } });
     const first = await send(put);
-    expect(bodyOf(first)).toEqual({ id: 1, title: 'first', completed: false });
+    expect(bodyOf(first)).toEqual(applyPatch(seed(1), { title: 'first' }));
     await send(keyed('put-2', { method: 'PUT', id: '1', body: { title: 'later' } }));
     expectReplay(await send(put), first);
-    expect(await store.get(1)).toMatchObject({ title: 'later' });
+    expect(await store.get(1)).toEqual(applyPatch(seed(1), { title: 'later' }));
   });
 
   it('answers a retried DELETE with the first 200 "Deleted", not 404', async () => {

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { FIRST_NEW_ID, type TodoStore, type Written } from '../../lib/todos';
+import { FIRST_NEW_ID, SEED_TODOS, applyPatch, createTodo, type TodoStore, type Written } from '../../lib/todos';
 import { newTodo, todoPatch } from '../../lib/input';
+import { seed } from '../support/expectations';
 import { STORES } from '../support/stores';
 import { fullPatch, fullRequest, recordFrom } from '../support/todo-fields';
 
@@ -15,17 +16,18 @@ describe.each(STORES)('$name store', (fixture) => {
   });
 
   it('starts with record 1 (not completed), record 2 (completed) and next id 3', async () => {
-    expect(await store.list()).toEqual([
-      { id: 1, title: expect.any(String), completed: false },
-      { id: 2, title: expect.any(String), completed: true },
+    expect(await store.list()).toEqual(SEED_TODOS);
+    expect(SEED_TODOS.map(({ id, completed }) => ({ id, completed }))).toEqual([
+      { id: 1, completed: false },
+      { id: 2, completed: true },
     ]);
     expect(FIRST_NEW_ID).toBe(3);
     expect((await store.create({ title: 'next' })).value.id).toBe(3);
   });
 
   it('appends created records in list order with completed = false', async () => {
-    expect(await store.create({ title: 'a' })).toEqual(written({ id: 3, title: 'a', completed: false }));
-    expect(await store.create({ title: 'b' })).toEqual(written({ id: 4, title: 'b', completed: false }));
+    expect(await store.create({ title: 'a' })).toEqual(written(createTodo({ title: 'a' }, 3)));
+    expect(await store.create({ title: 'b' })).toEqual(written(createTodo({ title: 'b' }, 4)));
     expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2, 3, 4]);
   });
 
@@ -36,19 +38,19 @@ describe.each(STORES)('$name store', (fixture) => {
   });
 
   it('updates only the fields present and keeps the record in its place', async () => {
-    expect(await store.update(1, { completed: true })).toEqual(
-      written({ id: 1, title: 'Read the spec', completed: true }),
-    );
-    expect(await store.update(1, { title: 'renamed' })).toEqual(written({ id: 1, title: 'renamed', completed: true }));
-    expect(await store.update(1, {})).toEqual(written({ id: 1, title: 'renamed', completed: true }));
-    expect(await store.get(1)).toEqual({ id: 1, title: 'renamed', completed: true });
+    const done = applyPatch(seed(1), { completed: true });
+    expect(await store.update(1, { completed: true })).toEqual(written(done));
+    const renamed = applyPatch(done, { title: 'renamed' });
+    expect(await store.update(1, { title: 'renamed' })).toEqual(written(renamed));
+    expect(await store.update(1, {})).toEqual(written(renamed));
+    expect(await store.get(1)).toEqual(renamed);
     expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2]);
   });
 
   it('does not change a record handed out earlier', async () => {
     const before = await store.get(1);
     await store.update(1, { title: 'changed' });
-    expect(before).toEqual({ id: 1, title: 'Read the spec', completed: false });
+    expect(before).toEqual(seed(1));
   });
 
   it('answers undefined / false for an id that matches no record, and creates nothing', async () => {
@@ -63,7 +65,7 @@ describe.each(STORES)('$name store', (fixture) => {
   it('stores any title exactly: empty, unicode, long', async () => {
     for (const title of ['', 'çà 🚀 日本 \u0000 \n', 'x'.repeat(100_000)]) {
       const { value: created } = await store.create({ title });
-      expect(await store.get(created.id)).toEqual({ id: created.id, title, completed: false });
+      expect(await store.get(created.id)).toEqual(createTodo({ title }, created.id));
     }
   });
 
