@@ -22,6 +22,7 @@
 const path = require('node:path');
 const { settingProblems } = require('./stage-params.cjs');
 const { DevReload } = require('./local-workflow/dev-reload.cjs');
+const { functionNameProblems } = require('./local-workflow/function-names.cjs');
 const { invokeEventProblems } = require('./local-workflow/invoke-event.cjs');
 const { portProblems } = require('./local-workflow/ports.cjs');
 const {
@@ -40,7 +41,10 @@ const { removeAtExit, sweepWorkFolders, useTempFolder, workFolderOf } = require(
  *   serviceDir?: string,
  *   config: { servicePath: string },
  *   processedInput: { commands: string[], options: Record<string, unknown> },
- *   configurationInput?: { params?: Record<string, Record<string, unknown> | undefined> },
+ *   configurationInput?: {
+ *     params?: Record<string, Record<string, unknown> | undefined>,
+ *     functions?: Record<string, unknown>,
+ *   },
  *   classes: { Error: import('./local-workflow/variables.cjs').ServerlessErrorClass },
  *   service: {
  *     custom: { watch?: string[], 'serverless-offline': { httpPort: number, lambdaPort: number } },
@@ -130,7 +134,7 @@ class LocalWorkflowPlugin {
    * variables: a wrong value there would otherwise fail that resolution first, in a paragraph.
    */
   async asyncInit() {
-    const problems = [...this.settingProblems(), ...this.invokeProblems()];
+    const problems = [...this.settingProblems(), ...this.functionProblems()];
     if (problems.length === 0 && this.commands[0] === 'offline') problems.push(...(await portProblems(process.env)));
     if (problems.length > 0) {
       throw new this.serverless.classes.Error(problems.join('\n'), 'TODO_INVALID_SETTINGS');
@@ -152,7 +156,14 @@ class LocalWorkflowPlugin {
     return settingProblems({ cli, file: { ...params.default, ...params[stage] }, env });
   }
 
-  invokeProblems() {
+  /**
+   * The function `--function` names, checked against serverless.yml for every command that takes
+   * one; for `invoke local`, then its event, whose hint names the function's sample.
+   */
+  functionProblems() {
+    const known = Object.keys(this.serverless.configurationInput?.functions ?? {});
+    const nameProblems = functionNameProblems(this.options.function, known);
+    if (nameProblems.length > 0) return nameProblems;
     const invokeLocal = this.commands[0] === 'invoke' && this.commands[1] === 'local';
     return invokeLocal ? invokeEventProblems(this.serviceDir, this.options) : [];
   }

@@ -65,6 +65,28 @@ describe('sample events (events/<function>.json)', () => {
   );
 });
 
+describe('a function name that serverless.yml does not declare', () => {
+  const functions = 'Functions: listTodos, getTodo, createTodo, updateTodo, deleteTodo';
+  it.each([
+    // getTodos is one edit from getTodo, three from listTodos: the closest is the one suggested.
+    [['invoke', 'local', '-f', 'getTodos', '--path', eventFile('listTodos')], 'getTodos', 'getTodo'],
+    [['invoke', 'local', '-f', 'listTodo'], 'listTodo', 'listTodos'],
+    // The AWS invoke stops the same way, before it looks for credentials.
+    [['invoke', '-f', 'createTodos', '--path', eventFile('createTodo')], 'createTodos', 'createTodo'],
+  ])(
+    '`serverless %j` stops with one line naming the closest function',
+    async (args, given, closest) => {
+      const result = await runServerless(args);
+      expect(result.code).toBe(1);
+      expect(result.stdout.split('\n').filter((line) => line !== '')).toEqual([
+        'Error:',
+        `No function "${given}" in serverless.yml: did you mean "${closest}"? ${functions}`,
+      ]);
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
+
 describe('commands beside a running `npm start`', () => {
   // In a scratch copy: `serverless package` empties the service's .serverless/, and this
   // checkout's is its user's.
