@@ -42,6 +42,7 @@ export const DYNAMODB_ONLY = [
   'dynamodb-queue',
   'dynamodb-store',
   'dynamodb-under-load',
+  'dynamodb-versions',
   'exactly-once',
 ];
 /**

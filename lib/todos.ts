@@ -73,6 +73,33 @@ export function newTodoBytes(request: NewTodo): number {
   return listBytes(createTodo(request, Number.MAX_SAFE_INTEGER));
 }
 
+/**
+ * A record before it has its id, as a queued POST's writer made it (lib/dynamodb/queue.ts): its
+ * fields but the id, and its bytes in the list as its writer counts them at id 0. A commit of any
+ * version numbers it and writes it as it is, fields that version does not know included.
+ */
+export interface TodoDraft {
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly bytes: number;
+}
+
+/** The draft of the record `request` makes. */
+export function draftOf(request: NewTodo): TodoDraft {
+  const placeholder = createTodo(request, 0);
+  const fields: Record<string, unknown> = { ...placeholder };
+  delete fields.id;
+  return { fields, bytes: listBytes(placeholder) };
+}
+
+/**
+ * A draft with its id, and its bytes in the list. Every field is kept as the writer made it (no
+ * `recordOf`, which keeps only this version's fields); the id is a JSON number, its decimal digits
+ * where the placeholder 0 took one.
+ */
+export function numbered(draft: TodoDraft, id: number): { todo: Todo; bytes: number } {
+  return { todo: { ...draft.fields, id } as unknown as Todo, bytes: draft.bytes + String(id).length - 1 };
+}
+
 /** The quotes JSON.stringify puts around a string, which the list's JSON does not have around each record. */
 const QUOTES = 2;
 /** Each record but the last is followed by a comma; the last one's byte goes to the list's brackets. */

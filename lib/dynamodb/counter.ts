@@ -1,7 +1,19 @@
 import { MAX_LIST_BYTES } from '../list-size';
 import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
-import { COUNTER_KEY, conditionFailed, toTodo, type Counter, type TableAccess } from './table';
+import {
+  COUNTER_KEY,
+  atVersion,
+  conditionFailed,
+  storedSize,
+  toTodo,
+  todoKey,
+  type Counter,
+  type Item,
+  type TableAccess,
+  type TodoItem,
+} from './table';
+import { Transaction } from './transaction';
 import type { TransactItem } from './client';
 
 /**
@@ -14,6 +26,9 @@ import type { TransactItem } from './client';
  *   never grows past MAX_LIST_BYTES;
  * - a PUT or DELETE moves `bytes` by exactly what it changed, within the same limit.
  *
+ * So `bytes` is always the sum of the records' stored `size` (lib/dynamodb/table.ts): a figure of
+ * the stored data, which every version of the code moves alike, whatever fields it knows.
+ *
  * A table seeded before the counter had `bytes` is counted once, by the first write that needs
  * the size; every write that changes the size is conditional on `bytes` existing, so none is
  * applied while the list is counted.
@@ -24,19 +39,29 @@ export function bytesOf(todos: readonly Todo[]): number {
   return todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 }
 
+/** What POSTs add to the list: how many records, and their bytes. */
+export interface Added {
+  readonly records: number;
+  readonly bytes: number;
+}
+
+/** What these records, made by this version, add to the list. */
+export function added(todos: readonly Todo[]): Added {
+  return { records: todos.length, bytes: bytesOf(todos) };
+}
+
 /**
- * A POST's action on the counter: `todos` take the ids from `counter.next` on, if no one moved it
- * and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent (the POSTs
+ * A POST's action on the counter: the records `added` take the ids from `counter.next` on, if no
+ * one moved it and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent (the POSTs
  * waiting find them there); a POST alone, which no one waits for, clears them, so that the counter
  * stays small while no queue forms.
  */
 export function counterMove(
   table: string,
   counter: Counter,
-  todos: readonly Todo[],
+  { records, bytes }: Added,
   recent?: Readonly<Record<string, number>>,
 ): TransactItem {
-  const bytes = bytesOf(todos);
   return {
     Update: {
       TableName: table,
@@ -46,7 +71,7 @@ export function counterMove(
       ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent' },
       ExpressionAttributeValues: {
         ':first': counter.next,
-        ':after': counter.next + todos.length,
+        ':after': counter.next + records,
         ':bytes': bytes,
         ':room': MAX_LIST_BYTES - bytes,
         ...(recent && { ':recent': recent }),
@@ -56,16 +81,20 @@ export function counterMove(
   };
 }
 
-/** A PUT's or DELETE's action on the counter: the list's size moved by `growth`, within its limit. */
-export function sizeChange(table: string, growth: number): TransactItem {
+/**
+ * A PUT's or DELETE's action on the counter: the list's size moved by `growth`, within its limit.
+ * `unbounded`: a correction of the size to what is stored already (raiseSizes), which no limit refuses.
+ */
+export function sizeChange(table: string, growth: number, { unbounded = false } = {}): TransactItem {
+  const bounded = growth > 0 && !unbounded;
   return {
     Update: {
       TableName: table,
       Key: COUNTER_KEY,
       UpdateExpression: 'SET #bytes = #bytes + :growth',
-      ConditionExpression: growth > 0 ? '#bytes <= :room' : 'attribute_exists(#bytes)',
+      ConditionExpression: bounded ? '#bytes <= :room' : 'attribute_exists(#bytes)',
       ExpressionAttributeNames: { '#bytes': 'bytes' },
-      ExpressionAttributeValues: { ':growth': growth, ...(growth > 0 ? { ':room': MAX_LIST_BYTES - growth } : {}) },
+      ExpressionAttributeValues: { ':growth': growth, ...(bounded ? { ':room': MAX_LIST_BYTES - growth } : {}) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
@@ -77,7 +106,7 @@ export async function readCounter(table: TableAccess, signal: AbortSignal): Prom
 
 /** A table seeded before the list had a size: counts it, once (another container may count it first). */
 export async function sizeList(table: TableAccess, signal: AbortSignal): Promise<void> {
-  const bytes = bytesOf((await todoItems(table, signal)).map(toTodo));
+  const bytes = (await todoItems(table, signal)).reduce((sum, item) => sum + storedSize(item), 0);
   try {
     await table.dynamodb.updateItem(
       {
@@ -92,5 +121,54 @@ export async function sizeList(table: TableAccess, signal: AbortSignal): Promise
     );
   } catch (error) {
     if (!conditionFailed(error)) throw error;
+  }
+}
+
+/** The most records one list raises the size of: one transaction's actions, the counter's among them. */
+const MAX_RAISES = 99;
+
+/**
+ * Read repair of the list's size. A record stored smaller than this version answers it was written
+ * by a version that did not know a field this one shows (one with a default, say): its size is
+ * raised to this version's figure, and the list's with it, so that the size the 6 MB guard reads
+ * covers what every version running answers (docs/design.md, "Two versions on one table"). A record
+ * stored before records kept a size gets this version's figure, which is what its writer counted
+ * (the sizing was the same). A list raises up to MAX_RAISES records in one transaction, each on
+ * condition that it is still as read; once, and best effort: whatever becomes of it, the list
+ * answers as read, and a later list finds what is left. A late copy changes nothing: its conditions
+ * no longer hold.
+ */
+export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
+  const short = items
+    .map((item) => ({ item: item as unknown as TodoItem, answered: listBytes(toTodo(item)) }))
+    .filter(({ item, answered }) => item.size === undefined || item.size < answered)
+    .slice(0, MAX_RAISES);
+  if (short.length === 0) return;
+  const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid());
+  const growth = short.reduce((sum, { item, answered }) => sum + answered - storedSize(item), 0);
+  if (growth > 0) transaction.add('counter', sizeChange(table.name, growth, { unbounded: true }));
+  for (const { item, answered } of short) {
+    const version = atVersion(item.v);
+    const stored = item.size === undefined ? 'attribute_not_exists(#size)' : '#size = :stored';
+    transaction.add(`record ${item.id}`, {
+      Update: {
+        TableName: table.name,
+        Key: todoKey(item.id),
+        UpdateExpression: 'SET #size = :answered',
+        ConditionExpression: `${version.ConditionExpression} AND ${stored}`,
+        ExpressionAttributeNames: { '#size': 'size' },
+        ExpressionAttributeValues: {
+          ':answered': answered,
+          ...(item.size === undefined ? {} : { ':stored': item.size }),
+          ...version.ExpressionAttributeValues,
+        },
+      },
+    });
+  }
+  try {
+    await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal, transaction.copies);
+  } catch {
+    // Cancelled (a record changed, another list raised it first), throttled or unanswered: the list
+    // is answered as read all the same, and a later one finds what is still short.
   }
 }

@@ -2,7 +2,7 @@ import type { KeyReused, ListFull } from '../errors';
 import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
 import { claimPut, inFlightAtDeadline } from './claims';
 import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
-import { bytesOf, counterMove, readCounter, sizeList } from './counter';
+import { added, counterMove, readCounter, sizeList } from './counter';
 import { todoItem, type Counter, type TableAccess } from './table';
 import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
@@ -64,15 +64,11 @@ export function postTransaction(
 ): Transaction<Role> {
   const transaction = new Transaction<Role>(token).add(
     'counter',
-    counterMove(
-      table,
-      counter,
-      writes.map(({ todo }) => todo),
-    ),
+    counterMove(table, counter, added(writes.map(({ todo }) => todo))),
   );
   for (const { index, todo } of writes) {
     transaction.add(`record ${index}`, {
-      Put: { TableName: table, Item: todoItem(todo), ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo, listBytes(todo)), ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const claim = posts[index]?.claim;
     if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }, now));
@@ -152,8 +148,8 @@ function writeTogether(
         return outcomes;
       }
       if (committed === 'applied') {
-        const todos = writes.map(({ todo }) => todo);
-        state.counter = { next: counter.next + todos.length, bytes: (counter.bytes ?? 0) + bytesOf(todos) };
+        const { records, bytes } = added(writes.map(({ todo }) => todo));
+        state.counter = { next: counter.next + records, bytes: (counter.bytes ?? 0) + bytes };
         for (const { index, todo } of writes) outcomes[index] = { value: todo, replayed: false };
         continue;
       }

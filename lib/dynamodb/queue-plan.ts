@@ -1,12 +1,13 @@
 import { KeyReused, ListFull } from '../errors';
 import {
-  createTodo,
-  listBytes,
+  draftOf,
   newTodoBytes,
+  numbered,
   recordOf,
   type IdempotencyClaim,
   type NewTodo,
   type Todo,
+  type TodoDraft,
 } from '../todos';
 import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './table';
@@ -39,9 +40,15 @@ export interface Intent {
   readonly uuid: string;
 }
 
-/** What a queued POST asks for, and its key: read by a commit only. */
+/**
+ * What a queued POST asks for, and its key: read by a commit only. The commit writes the record
+ * its POST's version made (`draft`), so a head of another version writes what the POST answers.
+ * `request` is what a head of the version before drafts reads (docs/operations.md, "Deploying a
+ * change": expand, then contract); an intent of that version has no draft, and is drafted here.
+ */
 export interface Payload {
   readonly request: NewTodo;
+  readonly draft?: TodoDraft;
   readonly claim?: IdempotencyClaim;
 }
 
@@ -106,10 +113,16 @@ export function placeOf(look: Look, mine: Intent): Place {
   return { kind: 'waiting', head };
 }
 
-/** One intent's share of a commit, and the record it gets unless refused. */
+/** One intent's share of a commit: the record it gets unless refused, and its bytes in the list. */
 export interface QueueWrite {
   readonly intent: TakenIntent;
   readonly todo: Todo;
+  readonly bytes: number;
+}
+
+/** The record a taken intent gets with `id`, as its POST's version made it. */
+function recordFor({ payload }: TakenIntent, id: number): { todo: Todo; bytes: number } {
+  return numbered(payload.draft ?? draftOf(payload.request), id);
 }
 
 /** What one commit does: write these, delete every intent it took, and leave these outcomes. */
@@ -180,7 +193,7 @@ export function planCommit(
   const written = taken.filter((intent) => !decided.settled.has(intent.uuid));
   return {
     counter,
-    writes: written.map((intent, j) => ({ intent, todo: createTodo(intent.payload.request, counter.next + j) })),
+    writes: written.map((intent, j) => ({ intent, ...recordFor(intent, counter.next + j) })),
     drops,
     settled: new Map(
       taken.flatMap((intent) => {
@@ -207,10 +220,10 @@ export type CommitRole = 'counter' | `record ${string}` | `claim ${string}` | `i
 
 /** Each written intent's share of a cancelled commit, for `decide`: its uuid, its key, its bytes in the list. */
 export function commitShares(plan: CommitPlan): Share[] {
-  return plan.writes.map(({ intent, todo }) => ({
+  return plan.writes.map(({ intent }) => ({
     who: intent.uuid,
     claim: intent.payload.claim,
-    bytes: (id) => listBytes({ ...todo, id }),
+    bytes: (id) => recordFor(intent, id).bytes,
   }));
 }
 

@@ -4,10 +4,10 @@ import { log } from '../log';
 import { claimPut } from './claims';
 import { pause } from '../abort';
 import type { PutInput } from './client';
-import { bytesOf, counterMove, readCounter, sizeList } from './counter';
+import { counterMove, readCounter, sizeList, type Added } from './counter';
 import { getItem } from './reads';
 import type { Outcome, Post } from './posts';
-import { createTodo } from '../todos';
+import { createTodo, draftOf } from '../todos';
 import {
   MAX_INTENTS,
   INTENT_LIFETIME_MS,
@@ -130,7 +130,11 @@ export async function queuePost(
 async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
   const uuid = table.runtime.uuid();
   const expires = expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now());
-  const payload: Payload = { request: post.request, ...(post.claim && { claim: post.claim }) };
+  const payload: Payload = {
+    request: post.request,
+    draft: draftOf(post.request),
+    ...(post.claim && { claim: post.claim }),
+  };
   const inline = Buffer.byteLength(JSON.stringify(payload)) <= INLINE_PAYLOAD_BYTES;
   if (!inline) {
     await table.dynamodb.putItem(
@@ -305,8 +309,8 @@ async function commitQueue(
 
 /** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
 function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: number): Outcome | undefined {
-  const todos = plan.writes.map(({ todo }) => todo);
-  state.counter = { next: plan.counter.next + todos.length, bytes: (plan.counter.bytes ?? 0) + bytesOf(todos) };
+  const { records, bytes } = addedBy(plan);
+  state.counter = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
   state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * tookMs;
   log('debug', {
     message: 'commit',
@@ -320,20 +324,24 @@ function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: n
   return settled === undefined ? undefined : settledOutcome(settled);
 }
 
+/** What a commit adds to the list: its records, each with its bytes as its POST's version counted them. */
+function addedBy(plan: CommitPlan): Added {
+  return { records: plan.writes.length, bytes: plan.writes.reduce((sum, { bytes }) => sum + bytes, 0) };
+}
+
 /** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
 export function commitTransaction(
   table: string,
   plan: CommitPlan,
   { token, now }: { token: string; now: number },
 ): Transaction<CommitRole> {
-  const todos = plan.writes.map(({ todo }) => todo);
   const transaction = new Transaction<CommitRole>(token).add(
     'counter',
-    counterMove(table, plan.counter, todos, recentAfter(plan)),
+    counterMove(table, plan.counter, addedBy(plan), recentAfter(plan)),
   );
-  for (const { intent, todo } of plan.writes) {
+  for (const { intent, todo, bytes } of plan.writes) {
     transaction.add(`record ${intent.uuid}`, {
-      Put: { TableName: table, Item: todoItem(todo), ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const { claim } = intent.payload;
     if (claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { todo }, now));

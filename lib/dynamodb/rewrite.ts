@@ -11,7 +11,7 @@ import {
 import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { sizeChange, sizeList } from './counter';
 import { getItem } from './reads';
-import { atVersion, toTodo, todoItem, todoKey, type TableAccess, type TodoItem } from './table';
+import { atVersion, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
 import type { ConditionCheckInput } from './client';
 import { decide } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
@@ -46,21 +46,38 @@ export interface Change {
 type Role = 'record' | 'counter' | 'claim';
 
 /**
- * A PUT's change: the record as the patch leaves it (lib/todos.ts), put whole over the one read,
- * with the version moved on. (A Put costs what an update would: DynamoDB charges a write for the
- * larger of the item before and after.)
+ * A PUT's change: the record as the patch leaves it (lib/todos.ts), written as an update of the
+ * fields the patch names, the version and the size, and nothing else: an attribute this version
+ * does not know (a field a newer version wrote) is kept as it is. Its size moves by what the named
+ * fields changed, from the size stored, which counts every field.
  */
 export function putChange(table: string, patch: TodoPatch): (current: TodoItem) => Change {
   return (current) => {
-    const todo = applyPatch(toTodo(current), patch);
+    const before = toTodo(current);
+    const todo = applyPatch(before, patch);
+    const growth = listBytes(todo) - listBytes(before);
+    const version = atVersion(current.v);
+    const named = Object.entries(patch).filter(([, value]) => value !== undefined);
     return {
       todo,
-      growth: listBytes(todo) - listBytes(toTodo(current)),
+      growth,
       write: {
-        Put: {
+        Update: {
           TableName: table,
-          Item: todoItem(todo, (current.v ?? 0) + 1),
-          ...atVersion(current.v),
+          Key: todoKey(current.id),
+          UpdateExpression: `SET ${named.map((_, i) => `#field${i} = :field${i}, `).join('')}#v = :version, #size = :size`,
+          ConditionExpression: version.ConditionExpression,
+          ExpressionAttributeNames: {
+            ...Object.fromEntries(named.map(([field], i) => [`#field${i}`, field])),
+            '#v': 'v',
+            '#size': 'size',
+          },
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(named.map(([, value], i) => [`:field${i}`, value])),
+            ':version': (current.v ?? 0) + 1,
+            ':size': storedSize(current) + growth,
+            ...version.ExpressionAttributeValues,
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
@@ -68,11 +85,11 @@ export function putChange(table: string, patch: TodoPatch): (current: TodoItem) 
   };
 }
 
-/** A DELETE's change: the record gone, and its size off the list. */
+/** A DELETE's change: the record gone, and its stored size off the list. */
 export function deleteChange(table: string): (current: TodoItem) => Change {
   return (current) => ({
     todo: toTodo(current),
-    growth: -listBytes(toTodo(current)),
+    growth: -storedSize(current),
     write: { Delete: stillAsRead(table, current) },
   });
 }

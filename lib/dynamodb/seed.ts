@@ -1,4 +1,4 @@
-import { FIRST_NEW_ID, SEED_TODOS } from '../todos';
+import { FIRST_NEW_ID, SEED_TODOS, listBytes } from '../todos';
 import { backoff } from '../abort';
 import { bytesOf, readCounter } from './counter';
 import { COUNTER_KEY, todoItem, type Counter, type TableAccess } from './table';
@@ -26,7 +26,7 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     });
     // No condition of their own: without a counter no client has seen them yet.
     for (const todo of SEED_TODOS) {
-      transaction.add(`record ${todo.id}`, { Put: { TableName: table.name, Item: todoItem(todo) } });
+      transaction.add(`record ${todo.id}`, { Put: { TableName: table.name, Item: todoItem(todo, listBytes(todo)) } });
     }
     const committed = await commit(table, transaction, signal);
     if (committed === 'applied') return fresh;

@@ -21,6 +21,7 @@ import {
 import { unlessAborted } from '../abort';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
+import { raiseSizes } from './counter';
 import { createPosts, type Post } from './posts';
 import type { PostState } from './queue';
 import { getItem, todoItems } from './reads';
@@ -94,9 +95,11 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   list(deadline?: Deadline): Promise<Todo[]> {
-    return this.#call(deadline, async (signal) =>
-      (await todoItems(this.#table, signal, this.options.pageSize)).map(toTodo),
-    );
+    return this.#call(deadline, async (signal) => {
+      const items = await todoItems(this.#table, signal, this.options.pageSize);
+      await raiseSizes(this.#table, items, signal);
+      return items.map(toTodo);
+    });
   }
 
   get(id: number, deadline?: Deadline): Promise<Todo | undefined> {

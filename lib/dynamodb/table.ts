@@ -1,4 +1,4 @@
-import { recordOf, type Todo } from '../todos';
+import { listBytes, recordOf, type Todo } from '../todos';
 import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
@@ -8,10 +8,14 @@ import type { DynamoDb, Item } from './client';
  *
  * - Every Todo is an item under `pk = "TODO"` with its id as `id`, so one Query returns the whole
  *   list in id order, which is creation order. Each carries a version `v` that every PUT moves
- *   on (absent: 0), so that a write can be made conditional on the record being as it was read.
+ *   on (absent: 0), so that a write can be made conditional on the record being as it was read,
+ *   and `size`, its bytes in the list as its writer counted them (`storedSize`). Its other
+ *   attributes are the record's fields, each as the version that wrote it named it: a write
+ *   changes only what it names, so fields of another version are kept (docs/design.md, "Two
+ *   versions on one table").
  * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, and `bytes`, the
- *   list's size as GET /todos answers it (lib/list-size.ts). It exists once the table is seeded,
- *   and only then.
+ *   list's size (lib/list-size.ts): the sum of the records' `size`. It exists once the table is
+ *   seeded, and only then.
  * - Each queued POST (lib/dynamodb/queue.ts): its intent under the counter's partition, sorted by
  *   arrival, with what it asks for; a big request apart, `pk = "INTENT#<uuid>", id = 0`, where the
  *   queue's looks do not read it.
@@ -42,17 +46,27 @@ export function todoKey(id: number): { pk: string; id: number } {
 
 export type { Item };
 
-/** A stored Todo item: the record and its version. */
+/** A stored Todo item: the record, its version and its size (both absent on an item written before them). */
 export interface TodoItem extends Todo {
   readonly v?: number;
+  readonly size?: number;
 }
 
 // The one mapping between a record and its item, both ways: the item holds the record's fields as
-// they are, with its key and its version beside them.
+// they are, with its key, its size and its version beside them.
 
-/** A record's item, at `version` (a new record's has none). */
-export function todoItem(todo: Todo, version?: number): Item {
-  return { pk: TODO_PARTITION, ...todo, ...(version === undefined ? {} : { v: version }) };
+/** A new record's item: `bytes` is its size in the list, as its writer counts it. */
+export function todoItem(todo: Todo, bytes: number): Item {
+  return { pk: TODO_PARTITION, ...todo, size: bytes };
+}
+
+/**
+ * A record's bytes in the list as stored: its `size`, which its writer counted with every field
+ * it wrote, so that each version moves the list's size by the same figure for one record. An item
+ * written before records kept their size is counted as this version reads it.
+ */
+export function storedSize(item: Item | TodoItem): number {
+  return (item as TodoItem).size ?? listBytes(toTodo(item));
 }
 
 /** The record an item (or a map that holds a record: a claim's, an outcome's) holds. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { claimPut } from '../../lib/dynamodb/claims';
-import { counterMove, sizeChange } from '../../lib/dynamodb/counter';
+import { added, counterMove, sizeChange } from '../../lib/dynamodb/counter';
 import { decide, type Decision } from '../../lib/dynamodb/decisions';
 import { planPosts, postShares, postTransaction, type Post, type PostWrite } from '../../lib/dynamodb/posts';
 import { deleteChange, putChange, rewriteTransaction, type Change } from '../../lib/dynamodb/rewrite';
@@ -9,7 +9,7 @@ import { EXPIRES, toTodo } from '../../lib/dynamodb/table';
 import { Transaction, type Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { createTodo, listBytes } from '../../lib/todos';
+import { applyPatch, createTodo, listBytes } from '../../lib/todos';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /**
@@ -28,7 +28,7 @@ const claim = (key: string, fingerprint = `print of ${key}`): IdempotencyClaim =
  * A claim's item as the store writes it (claimPut), which DynamoDB returns with a failed condition;
  * by default with a record of no concern to the test (another request's, or an expired claim's).
  */
-const kept = (of: IdempotencyClaim, todo: Todo = { id: 9, title: 'kept', completed: false }) =>
+const kept = (of: IdempotencyClaim, todo: Todo = createTodo({ title: 'kept' }, 9)) =>
   claimPut(TABLE, of, { todo }, Date.now()).Put.Item;
 const failed = (item?: Record<string, unknown>): Reason => ({ code: 'ConditionalCheckFailed', ...(item && { item }) });
 const NONE: Reason = { code: 'None' };
@@ -87,7 +87,7 @@ describe('a transaction’s actions and their roles', () => {
   it('reads a cancellation by the decision table: a conflict or a throttle met others; a condition that cannot hold again is final; one that may is refused', () => {
     const counter = { next: 10, bytes: 1_000 };
     const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>('token')
-      .add('counter', counterMove(TABLE, counter, [{ id: 10, title: 't', completed: false }]))
+      .add('counter', counterMove(TABLE, counter, added([createTodo({ title: 't' }, 10)])))
       .add('record 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('claim 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('intent 7', { Delete: { TableName: TABLE, Key: {} } })
@@ -140,7 +140,7 @@ describe('what a cancellation of POSTs means', () => {
     const transaction = postTransaction(TABLE, counter, posts, writes, MADE);
     expect(transaction.roles).toEqual(['counter', 'record 0', 'record 1', 'claim 1', 'record 2']);
     const reasons = reasonsFor(transaction, {
-      'claim 1': failed(kept(claim('second'), { id: 4, title: 'second', completed: false })),
+      'claim 1': failed(kept(claim('second'), createTodo({ title: 'second' }, 4))),
     });
     expect(Object.keys(transaction.read(reasons, Date.now()).meanings)).toEqual(['claim 1']);
   });
@@ -158,7 +158,7 @@ describe('what a cancellation of POSTs means', () => {
   });
 
   it('answers a POST whose key was claimed before with the claim’s record, and tries the others again', () => {
-    const first = { id: 4, title: 'second', completed: false };
+    const first = createTodo({ title: 'second' }, 4);
     const decision = postDecision({ 'claim 1': failed(kept(claim('second'), first)) });
     expect(decision.settled).toEqual(new Map([['1', { value: first, replayed: true }]]));
     expect(decision.next).toEqual({ kind: 'again', counter: undefined });
@@ -219,7 +219,7 @@ describe('what a cancellation of POSTs means', () => {
 });
 
 describe('what a cancellation of a PUT or DELETE means', () => {
-  const current = { id: 7, title: 'as read', completed: false, v: 3 };
+  const current = { ...createTodo({ title: 'as read' }, 7), v: 3 };
   const keyed = claim('put');
 
   it('puts the record, the list’s size (only when it changes) and the key’s claim under their roles', () => {
@@ -244,7 +244,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   }
 
   it('answers with the claim’s answer when the key was claimed before, or KeyReused for another request', () => {
-    const first = { id: 7, title: 'first', completed: true };
+    const first = applyPatch(createTodo({ title: 'first' }, 7), { completed: true });
     expect(rewriteDecision({ claim: failed(kept(keyed, first)) }, keyed).settled).toEqual(
       new Map([['', { value: first, replayed: true }]]),
     );
@@ -273,7 +273,10 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   });
 
   it('reads the counter’s reason: moved (past the ids a POST gives), full or unsized', () => {
-    const move = new Transaction<'counter'>('token').add('counter', counterMove(TABLE, { next: 10, bytes: 5 }, []));
+    const move = new Transaction<'counter'>('token').add(
+      'counter',
+      counterMove(TABLE, { next: 10, bytes: 5 }, added([])),
+    );
     const meaning = (reason: Reason) => move.read([reason], Date.now()).meanings.counter;
     expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });
     expect(meaning(failed({ next: 10, bytes: 5 }))).toEqual({ kind: 'full', counter: { next: 10, bytes: 5 } });

@@ -1,0 +1,231 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
+import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
+import { nextStoreClass } from '../../harness/versions';
+import { todoEtag } from '../../lib/conditional';
+import { commitTransaction } from '../../lib/dynamodb/queue';
+import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
+import { COUNTER_KEY, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
+import { KEY_LIFETIME_MS } from '../../lib/idempotency';
+import {
+  SEED_TODOS,
+  applyPatch,
+  createTodo,
+  listBytes,
+  type IdempotencyClaim,
+  type NewTodo,
+  type Todo,
+  type TodoDraft,
+  type TodoStore,
+} from '../../lib/todos';
+import * as next from '../support/next-version/todos';
+import {
+  dynamoDbStoreAt,
+  freshTable,
+  localDocumentClient,
+  localDynamoDb,
+  testDynamoDbEndpoint,
+} from '../support/stores';
+
+/**
+ * A deploy is a fault too (docs/operations.md, "Deploying a change"): for a while, containers of
+ * the version before and of the new one serve one table. Version N+1 here is this code with one
+ * more field, `priority`, which reads as "normal" where absent (test/support/next-version/, built
+ * by harness/versions.ts). This version must keep what N+1 stored, move the list's size by what
+ * is stored, and replay a key the other version claimed; N+1 must do the same for this one.
+ */
+
+const opened: { proxies: FaultProxy[]; services: AwsDynamoDb[] } = { proxies: [], services: [] };
+afterAll(async () => {
+  await Promise.all(opened.proxies.map((proxy) => proxy.close()));
+  for (const service of opened.services) service.close();
+});
+
+/** Where the containers reach DynamoDB: DynamoDB Local as it is, or as AWS runs it (harness/aws-dynamodb/). */
+const TOPOLOGIES: readonly { name: string; endpoint: () => Promise<string> }[] = [
+  { name: 'DynamoDB Local', endpoint: () => Promise.resolve(testDynamoDbEndpoint()) },
+  {
+    name: 'the AWS profile',
+    endpoint: async () => {
+      const service = awsDynamoDb(testDynamoDbEndpoint(), { latency: false, internalErrors: { rate: 0 } });
+      opened.services.push(service);
+      const proxy = await startFaultProxy(service);
+      opened.proxies.push(proxy);
+      return proxy.endpoint;
+    },
+  },
+];
+
+interface Deployed {
+  readonly table: string;
+  /** A container of this version. */
+  readonly current: TodoStore;
+  /** A container of version N+1 on the same table: its store speaks N+1's domain. */
+  readonly nextVersion: next.TodoStore;
+}
+
+async function bothVersions(endpoint: string): Promise<Deployed> {
+  const table = await freshTable();
+  const NextStore = await nextStoreClass();
+  return {
+    table,
+    current: dynamoDbStoreAt(endpoint, table),
+    // The class is typed as this version's; the bundle's domain is N+1's (harness/versions.ts).
+    nextVersion: new NextStore(localDynamoDb(endpoint), table) as unknown as next.TodoStore,
+  };
+}
+
+/** The table's record items, as stored, read behind both versions' backs. */
+async function storedRecords(table: string): Promise<Record<string, unknown>[]> {
+  const { Items = [] } = await localDocumentClient(testDynamoDbEndpoint()).send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': TODO_PARTITION },
+      ConsistentRead: true,
+    }),
+  );
+  return Items;
+}
+
+/** The counter's `bytes`, and the recount of what is stored: the sum of each record's `size`. */
+async function listSize(table: string): Promise<{ counted: unknown; recounted: number }> {
+  const { Item } = await localDocumentClient(testDynamoDbEndpoint()).send(
+    new GetCommand({ TableName: table, Key: COUNTER_KEY, ConsistentRead: true }),
+  );
+  const recounted = (await storedRecords(table)).reduce((sum, item) => sum + Number(item.size), 0);
+  return { counted: Item?.bytes, recounted };
+}
+
+async function expectSizeRecounted(table: string): Promise<void> {
+  const { counted, recounted } = await listSize(table);
+  expect(counted).toBe(recounted);
+}
+
+function claimOf(key: string, fingerprint: string): IdempotencyClaim {
+  return { key: `"${key}"`, fingerprint, expiresAt: Date.now() + KEY_LIFETIME_MS };
+}
+
+const HIGH: next.NewTodo = { title: 'deploy test', priority: 'high' };
+/** What this version reads of HIGH: the field it does not know left out. */
+const HIGH_READ_NOW: NewTodo = { title: HIGH.title };
+
+describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) => {
+  it('a PUT through this version changes what its patch names, and keeps the field N+1 stored', async () => {
+    const { table, current, nextVersion } = await bothVersions(await endpoint());
+    const { value: created } = await nextVersion.create(HIGH);
+    const patch = { title: 'renamed' };
+
+    const updated = await current.update(created.id, patch);
+
+    // This version answers in its own contract: no field it does not know.
+    expect(updated?.value).toEqual(applyPatch(createTodo(HIGH_READ_NOW, created.id), patch));
+    expect(await nextVersion.get(created.id)).toEqual(next.applyPatch(next.createTodo(HIGH, created.id), patch));
+    await expectSizeRecounted(table);
+  });
+
+  it('a PUT with If-Match through this version keeps it too', async () => {
+    const { table, current, nextVersion } = await bothVersions(await endpoint());
+    const { value: created } = await nextVersion.create(HIGH);
+    const read = await current.get(created.id);
+    if (read === undefined) throw new Error('the record N+1 created is not there');
+    const ifMatch = (todo: Todo) => todoEtag(todo) === todoEtag(read);
+
+    await current.update(created.id, { completed: true }, { precondition: ifMatch });
+
+    expect(await nextVersion.get(created.id)).toEqual(
+      next.applyPatch(next.createTodo(HIGH, created.id), { completed: true }),
+    );
+    await expectSizeRecounted(table);
+  });
+
+  it('a DELETE through this version takes off the list the size N+1 stored, and N+1 one this version stored', async () => {
+    const { table, current, nextVersion } = await bothVersions(await endpoint());
+    const { value: fromNext } = await nextVersion.create(HIGH);
+    const { value: fromCurrent } = await current.create({ title: 'made before the deploy' });
+
+    await current.remove(fromNext.id);
+    await expectSizeRecounted(table);
+    await nextVersion.remove(fromCurrent.id);
+    await expectSizeRecounted(table);
+
+    expect(await current.list()).toEqual(SEED_TODOS);
+  });
+
+  it('a PUT through N+1 of a record this version stored keeps the list exact', async () => {
+    const { table, current, nextVersion } = await bothVersions(await endpoint());
+    const { value: created } = await current.create({ title: 'made before the deploy' });
+
+    await nextVersion.update(created.id, { priority: 'low', title: 'and renamed after it' });
+
+    expect(await current.get(created.id)).toEqual(createTodo({ title: 'and renamed after it' }, created.id));
+    await expectSizeRecounted(table);
+  });
+
+  it('a list through N+1 raises the size of each record this version stored to what N+1 answers, and the list with it', async () => {
+    const { table, current, nextVersion } = await bothVersions(await endpoint());
+    await current.create({ title: 'made before the deploy' });
+
+    const listed = await nextVersion.list();
+
+    const stored = await storedRecords(table);
+    expect(stored.map((item) => item.size)).toEqual(listed.map((todo) => next.listBytes(todo)));
+    await expectSizeRecounted(table);
+  });
+
+  it('a list stamps its size on a record stored before records kept one, and moves the list by nothing', async () => {
+    const { table, current } = await bothVersions(await endpoint());
+    const { value: created } = await current.create({ title: 'stored without a size' });
+    const { counted } = await listSize(table);
+    await localDocumentClient(testDynamoDbEndpoint()).send(
+      new UpdateCommand({ TableName: table, Key: todoKey(created.id), UpdateExpression: 'REMOVE size' }),
+    );
+
+    await current.list();
+
+    expect((await storedRecords(table)).find((item) => item.id === created.id)?.size).toBe(listBytes(created));
+    expect(await listSize(table)).toEqual({ counted, recounted: counted });
+  });
+
+  it('a keyed POST retried across the deploy replays its first answer, in either order', async () => {
+    const { current, nextVersion } = await bothVersions(await endpoint());
+    // The fingerprint is of the request as sent (lib/idempotency.ts): the same on both versions.
+    const first = await current.create(HIGH_READ_NOW, { claim: claimOf('before', 'same request') });
+    const retried = await nextVersion.create(HIGH_READ_NOW, { claim: claimOf('before', 'same request') });
+    expect(retried).toEqual({ value: next.createTodo(HIGH_READ_NOW, first.value.id), replayed: true });
+
+    const nextFirst = await nextVersion.create(HIGH, { claim: claimOf('after', 'another request') });
+    const rolledBack = await current.create(HIGH_READ_NOW, { claim: claimOf('after', 'another request') });
+    expect(rolledBack).toEqual({ value: createTodo(HIGH_READ_NOW, nextFirst.value.id), replayed: true });
+  });
+});
+
+describe('a queue commit writes each POST as its own version made it', () => {
+  const TABLE = 'todos';
+  const now = Date.now();
+  const intent = (uuid: string, draft: TodoDraft | undefined, request: NewTodo): QueuedIntent => ({
+    id: now * 1000,
+    uuid,
+    payload: { request, ...(draft && { draft }) },
+  });
+
+  it("a head of this version writes N+1's draft whole, with its id and the size N+1 counted", () => {
+    const draft = next.draftOf(HIGH);
+    const plan = planCommit({ next: 10, bytes: 0 }, [intent('n1', draft, HIGH_READ_NOW)], 'n1', now);
+
+    const numbered = next.numbered(draft, 10);
+    expect(plan.writes.map(({ todo, bytes }) => ({ todo, bytes }))).toEqual([numbered]);
+    const transaction = commitTransaction(TABLE, plan, { token: 't', now });
+    const record = transaction.actions[transaction.roles.indexOf('record n1')];
+    expect(record).toEqual({
+      Put: expect.objectContaining({ Item: { pk: TODO_PARTITION, ...numbered.todo, size: numbered.bytes } }),
+    });
+  });
+
+  it('an intent of the version before drafts is written from its request', () => {
+    const plan = planCommit({ next: 10, bytes: 0 }, [intent('old', undefined, { title: 'queued before' })], 'old', now);
+    expect(plan.writes.map(({ todo }) => todo)).toEqual([createTodo({ title: 'queued before' }, 10)]);
+    expect(plan.writes.map(({ bytes }) => bytes)).toEqual([listBytes(createTodo({ title: 'queued before' }, 10))]);
+  });
+});
