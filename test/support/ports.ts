@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:net';
+
 /**
  * A port the local workflow suggests when one is busy (serverless/plugins/local-workflow/ports.cjs):
  * the first port after the busy one that was free when it checked, and not the other setting's. A
@@ -14,4 +16,54 @@ export function suggestedPort(line: string, setting: 'PORT' | 'LAMBDA_PORT', aft
     throw new Error(`${setting}=${port} suggested after ${after}${notAlso === undefined ? '' : ` (not ${notAlso})`}`);
   }
   return port;
+}
+
+/**
+ * The ports a user's own servers take when nothing else is said: `npm start`'s API (PORT's
+ * default) and `npm run dynamodb`'s DynamoDB Local. `npm test` must pass beside them.
+ */
+export const USER_PORTS = [3000, 8000] as const;
+
+/** Ports held for a test, each by a server of its own or by another process already. */
+export interface HeldPorts {
+  readonly ports: readonly number[];
+  /** Closes the servers this holder started; a port another process held stays as it was. */
+  release(): Promise<void>;
+}
+
+/**
+ * Makes `ports` busy as a user's servers would, for a test that must pass beside them: each is
+ * listened on, on every interface (which also takes localhost, where serverless-offline
+ * listens), unless another process already does, which is the same for the test.
+ */
+export async function holdPorts(ports: readonly number[]): Promise<HeldPorts> {
+  const servers: Server[] = [];
+  for (const port of ports) {
+    const server = createServer();
+    const listening = await new Promise<boolean>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EADDRINUSE') resolve(false);
+        else reject(error);
+      });
+      server.listen(port, () => {
+        resolve(true);
+      });
+    });
+    if (listening) servers.push(server);
+  }
+  return {
+    ports,
+    release: async () => {
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => {
+                resolve();
+              });
+            }),
+        ),
+      );
+    },
+  };
 }

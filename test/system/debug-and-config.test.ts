@@ -6,11 +6,34 @@ import { runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { freePort } from '../../harness/project';
 import { withScratchCopy } from '../../harness/scratch';
+import ports from '../../serverless/plugins/local-workflow/ports.cjs';
 import { ApiClient } from '../support/client';
-import { suggestedPort } from '../support/ports';
+import { USER_PORTS, holdPorts, suggestedPort, type HeldPorts } from '../support/ports';
 
 /** One command of the framework: loading it takes about 1.5 s idle; this allows for a busy machine. */
 const COMMAND_WITHIN_MS = 60_000;
+
+/**
+ * Every test here runs beside a user's `npm start` on PORT's default, 3000, and a DynamoDB Local
+ * on 8000, as `npm test` must (issue 40: the busy-LAMBDA_PORT test left PORT to its default, and
+ * met "Port 3000 (PORT) is in use" beside the user's server). The ports are held for the whole
+ * file, so a test that reads a default port fails here, whoever else runs on the machine.
+ */
+let usersServers: HeldPorts;
+beforeAll(async () => {
+  usersServers = await holdPorts(USER_PORTS);
+});
+afterAll(() => usersServers.release());
+
+describe('beside a user’s servers on ports 3000 and 8000', () => {
+  it('finds both ports in use for every test of this file', async () => {
+    const problems = await ports.portProblems({ PORT: '3000', LAMBDA_PORT: '8000' });
+    expect(problems).toEqual([
+      expect.stringMatching(/^Port 3000 \(PORT\) is in use, /),
+      expect.stringMatching(/^Port 8000 \(LAMBDA_PORT\) is in use, /),
+    ]);
+  });
+});
 
 describe('npm run debug', () => {
   let inspectorPort: number;
@@ -99,9 +122,12 @@ describe('a local server that cannot start', () => {
       const busy = createServer();
       await new Promise<void>((resolve) => busy.listen(0, 'localhost', resolve));
       const port = (busy.address() as AddressInfo).port;
+      // The other port is a free one: left to its default, PORT would be 3000, the user's server's,
+      // and its own line would come before the one this test is about.
+      const otherPorts = variable === 'PORT' ? {} : { PORT: String(await freePort()) };
       try {
         await withScratchCopy(async (dir) => {
-          const result = await mistake(['offline'], { [variable]: String(port) }, dir);
+          const result = await mistake(['offline'], { ...otherPorts, [variable]: String(port) }, dir);
           expect(result).toEqual(
             stoppedWith(
               expect.stringMatching(new RegExp(`^Port ${port} \\(${variable}\\) is in use, .* ${variable}=\\d+$`)),
