@@ -179,6 +179,13 @@ class LocalWorkflowPlugin {
     process.once('exit', () => {
       this.typecheck?.kill();
     });
+    // The typecheck starts as soon as the command is known to watch (serverless.yml's variables
+    // are resolved by now), ahead of esbuild's first build: its first result is what it takes longest to give.
+    /** @type {string[]} */
+    const folders = this.serverless.service.custom.watch ?? [];
+    if (this.commands[0] === 'offline' && folders.length > 0) {
+      this.typecheck = startTypecheck(this.serviceDir, folders, this.log);
+    }
   }
 
   /** serverless-esbuild stages each zip in the system's temporary directory, and leaves it there (work-folders.cjs). */
@@ -208,7 +215,6 @@ class LocalWorkflowPlugin {
       throw new this.serverless.classes.Error('serverless-esbuild is not loaded', 'TODO_NO_ESBUILD');
     }
     this.dev = new DevReload({ esbuild, log: this.log, serviceDir: this.serviceDir, folders });
-    this.typecheck = startTypecheck(this.serviceDir, this.log);
   }
 }
 
