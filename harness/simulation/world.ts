@@ -6,6 +6,7 @@ import { todoEtag } from '../../lib/conditional';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
 import type { Runtime } from '../../lib/runtime';
 import type { IdempotencyClaim, Todo, WriteOptions } from '../../lib/todos';
+import { nextStoreClass, type StoreClass, type Version } from '../versions';
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
 import { Network, type Faults, type Step } from './network';
@@ -33,8 +34,11 @@ export type Answered<T> = { readonly ok: T } | { readonly failed: string };
 
 export interface World {
   readonly dynamodb: SimulatedDynamoDb;
-  /** A new container, on the simulated network. */
-  container(): Container;
+  /**
+   * A new container, on the simulated network: of this version of the code, or of version N+1
+   * (harness/versions.ts: the domain with one more field), on the same table and clock.
+   */
+  container(options?: { readonly version?: Version }): Container;
   /** A request's options: its deadline, and the claim of its key if it has one. */
   options(key?: string, extra?: Partial<WriteOptions>): WriteOptions;
   /** What the call answered, or the name of what it failed with. */
@@ -123,19 +127,26 @@ export async function run(
     },
   );
   const drawn: Faults = 'rate' in faults ? { rate: faults.rate, random: seeded(seed * 7919 + 1) } : faults;
-  const world = worldOn({ dynamodb, network, runtime }, drawn);
+  // Built once per process, before the clock starts: a container of either version is made at once.
+  const stores = { current: DynamoDbTodoStore, next: await nextStoreClass() };
+  const world = worldOn({ dynamodb, network, runtime, stores }, drawn);
   const ran = await runToEnd(clock, world, scenario, network);
   return { ...ran, violations: [...invariants.violations, ...ran.violations] };
 }
 
-function worldOn(
-  { dynamodb, network, runtime }: { dynamodb: SimulatedDynamoDb; network: Network; runtime: Runtime },
-  faults: Faults,
-): World {
+interface Parts {
+  readonly dynamodb: SimulatedDynamoDb;
+  readonly network: Network;
+  readonly runtime: Runtime;
+  /** The store's class of each version. */
+  readonly stores: Readonly<Record<Version, StoreClass>>;
+}
+
+function worldOn({ dynamodb, network, runtime, stores }: Parts, faults: Faults): World {
   return {
     dynamodb,
-    container: () =>
-      new DynamoDbTodoStore(
+    container: ({ version = 'current' } = {}) =>
+      new stores[version](
         dynamoDb({
           region: 'us-east-1',
           credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
