@@ -62,14 +62,16 @@ export interface Real {
   send: Send;
 }
 
+/** A seed record: as a POST that sets no field would make it, with the spec's `completed` (recordFrom keeps the fields' order). */
+function seedRecord(id: number, completed: boolean): ModelTodo {
+  return { ...recordFrom({ title: '' }, id), id, completed };
+}
+
 export function seededModel(): Model {
   return {
     // docs/spec.md: record 1 not completed, record 2 completed; every other field as a POST that
     // sets none would make it (todo-fields.ts). Their titles are learnt from the first list (adoptSeedTitles).
-    todos: [
-      { ...recordFrom({ title: '' }, 1), completed: false },
-      { ...recordFrom({ title: '' }, 2), completed: true },
-    ] as ModelTodo[],
+    todos: [seedRecord(1, false), seedRecord(2, true)],
     nextId: 3,
     deleted: [],
     claims: new Map(),
