@@ -19,8 +19,9 @@ import { claimKey } from '../../lib/dynamodb/claims';
 import { EXPIRES } from '../../lib/dynamodb/table';
 import type { HttpResponse } from '../../lib/http';
 import { idempotencyClaim } from '../../lib/idempotency';
+import { applyPatch, createTodo } from '../../lib/todos';
 import { designSection } from '../support/docs';
-import { expectCreated } from '../support/expectations';
+import { expectCreated, seed } from '../support/expectations';
 import {
   dynamoDbStore,
   dynamoDbStoreAt,
@@ -189,14 +190,13 @@ describe('a write that lands after its retry and after a later write changes not
       const first = both(write, mentions('the first title'));
       const held = holdFirst(network, first);
       const answer = await send({ method: 'PUT', id: '1', body: { title: 'the first title' } });
-      expect(bodyOf(answer)).toEqual({ id: 1, title: 'the first title', completed: false });
+      expect(bodyOf(answer)).toEqual(applyPatch(seed(1), { title: 'the first title' }));
       // The SDK gave up on the held attempt and sent it again.
       expect(network.seen.filter(first)).toHaveLength(2);
-      expect(bodyOf(await send({ method: 'PUT', id: '1', body: { title: 'the later title' } }))).toMatchObject({
-        title: 'the later title',
-      });
+      const later = applyPatch(seed(1), { title: 'the later title' });
+      expect(bodyOf(await send({ method: 'PUT', id: '1', body: { title: 'the later title' } }))).toEqual(later);
       await held.land();
-      expect(await store.get(1)).toEqual({ id: 1, title: 'the later title', completed: false });
+      expect(await store.get(1)).toEqual(later);
     },
     LATE_WITHIN_MS,
   );
@@ -207,17 +207,16 @@ describe('a write that lands after its retry and after a later write changes not
       const { network, store, send } = await containerBehindProxy();
       const first = both(write, mentions('posted once'));
       const held = holdFirst(network, first);
-      expectCreated(await send({ method: 'POST', body: { title: 'posted once' } }), {
-        id: 3,
-        title: 'posted once',
-        completed: false,
-      });
+      expectCreated(
+        await send({ method: 'POST', body: { title: 'posted once' } }),
+        createTodo({ title: 'posted once' }, 3),
+      );
       await send({ method: 'PUT', id: '3', body: { title: 'changed later' } });
       await held.land();
       expect(await store.list()).toEqual([
-        expect.objectContaining({ id: 1 }),
-        expect.objectContaining({ id: 2 }),
-        { id: 3, title: 'changed later', completed: false },
+        seed(1),
+        seed(2),
+        applyPatch(createTodo({ title: 'posted once' }, 3), { title: 'changed later' }),
       ]);
     },
     LATE_WITHIN_MS,
@@ -230,11 +229,10 @@ describe('a write that lands after its retry and after a later write changes not
       const first = both(operation('TransactWriteItems'), mentions('"Delete"'));
       const held = holdFirst(network, first);
       expect((await send({ method: 'DELETE', id: '2' })).body).toBe('Deleted');
-      expectCreated(await send({ method: 'POST', body: { title: 'created later' } }), {
-        id: 3,
-        title: 'created later',
-        completed: false,
-      });
+      expectCreated(
+        await send({ method: 'POST', body: { title: 'created later' } }),
+        createTodo({ title: 'created later' }, 3),
+      );
       await held.land();
       expect(ids(await store.list())).toEqual([1, 3]);
     },
@@ -251,7 +249,7 @@ describe('a write that lands after its retry and after a later write changes not
       const answer = await send(request);
       await send({ method: 'PUT', id: '1', body: { title: 'keyed later' }, headers: keyHeader('later') });
       await held.land();
-      expect(await store.get(1)).toMatchObject({ title: 'keyed later' });
+      expect(await store.get(1)).toEqual(applyPatch(seed(1), { title: 'keyed later' }));
       const replay = await send(request);
       expect(replay).toEqual({ ...answer, headers: { ...answer.headers, 'idempotent-replayed': 'true' } });
     },
@@ -279,7 +277,7 @@ describe('a write whose retry meets another transaction in progress (as real Dyn
       );
       const stored = (await a.store.list()).filter((todo) => todo.title === 'stored once');
       expect(stored).toHaveLength(1);
-      expectCreated(answer, { id: stored[0]?.id ?? -1, title: 'stored once', completed: false });
+      expectCreated(answer, createTodo({ title: 'stored once' }, stored[0]?.id ?? -1));
     },
     LATE_WITHIN_MS,
   );
@@ -363,11 +361,12 @@ describe('a client that retries with an Idempotency-Key', () => {
       const request = { method: 'POST', body: { title: 'acknowledged never' }, headers: keyHeader('lost') } as const;
       const lost = await send(request);
       expect(lost.statusCode).toBe(503);
-      expect(await store.list()).toContainEqual({ id: 3, title: 'acknowledged never', completed: false });
+      const record = createTodo({ title: 'acknowledged never' }, 3);
+      expect(await store.list()).toContainEqual(record);
       network.heal();
       const retried = await send(request);
       expect(retried.statusCode).toBe(201);
-      expect(bodyOf(retried)).toEqual({ id: 3, title: 'acknowledged never', completed: false });
+      expect(bodyOf(retried)).toEqual(record);
       expect(retried.headers).toMatchObject({ location: '/todos/3', 'idempotent-replayed': 'true' });
       expect((await store.list()).filter((todo) => todo.title === 'acknowledged never')).toHaveLength(1);
     },
@@ -470,13 +469,13 @@ describe('a client that retries with an Idempotency-Key', () => {
           ...claimKey(claim.key),
           fingerprint: claim.fingerprint,
           [EXPIRES]: Math.floor(Date.now() / 1000) - 3600,
-          todo: { id: 99, title: 'a day ago', completed: false },
+          todo: createTodo({ title: 'a day ago' }, 99),
         },
       }),
     );
     const response = await invoke(handler, request);
     expect(response.headers).not.toHaveProperty('idempotent-replayed');
-    expectCreated(response, { id: 3, title: 'a day ago', completed: false });
+    expectCreated(response, createTodo({ title: 'a day ago' }, 3));
   });
 
   it('keeps the answer, not the request: a POST of the largest title leaves a key of its record’s size', async () => {
