@@ -135,7 +135,7 @@ class LocalWorkflowPlugin {
    */
   async asyncInit() {
     const problems = [...this.settingProblems(), ...this.functionProblems()];
-    if (problems.length === 0 && this.commands[0] === 'offline') problems.push(...(await portProblems(process.env)));
+    if (problems.length === 0 && this.commands[0] === 'offline') stopOnPortProblems(await portProblems(process.env));
     if (problems.length > 0) {
       throw new this.serverless.classes.Error(problems.join('\n'), 'TODO_INVALID_SETTINGS');
     }
@@ -216,6 +216,19 @@ class LocalWorkflowPlugin {
     }
     this.dev = new DevReload({ esbuild, log: this.log, serviceDir: this.serviceDir, folders });
   }
+}
+
+/**
+ * A port the local server cannot have stops it with the lines that say so and nothing else, before
+ * any other output: raised as the framework's error, they would come after its footer (its version
+ * and where its docs are, which say nothing about a port), as if the framework had failed. Nothing
+ * is running yet, and nothing built, so exiting here leaves nothing behind.
+ * @param {string[]} problems
+ */
+function stopOnPortProblems(problems) {
+  if (problems.length === 0) return;
+  process.stderr.write(`${problems.join('\n')}\n`);
+  process.exit(1);
 }
 
 module.exports = LocalWorkflowPlugin;

@@ -82,6 +82,11 @@ function stoppedWith(line: unknown) {
   return { code: 1, title: 'Error:', message: [line], other: [] };
 }
 
+/** `serverless offline` stopped by a port: its one line alone on stderr, without the framework's `Error:` or footer. */
+function stoppedByPort(line: unknown) {
+  return { code: 1, title: undefined, message: [], other: [line] };
+}
+
 describe('configuration that is wrong', () => {
   it.each([
     [['--param=store=mysql'], {}, '--param=store must be memory or dynamodb, not "mysql"'],
@@ -129,7 +134,7 @@ describe('a local server that cannot start', () => {
         await withScratchCopy(async (dir) => {
           const result = await mistake(['offline'], { ...otherPorts, [variable]: String(port) }, dir);
           expect(result).toEqual(
-            stoppedWith(
+            stoppedByPort(
               expect.stringMatching(new RegExp(`^Port ${port} \\(${variable}\\) is in use, .* ${variable}=\\d+$`)),
             ),
           );
@@ -156,7 +161,7 @@ describe('a LAMBDA_PORT that is PORT', () => {
         const result = await mistake(['offline'], { PORT: port, LAMBDA_PORT: lambdaPort }, dir);
         const suggested = suggestedPort(JSON.stringify(result), 'LAMBDA_PORT', Number(lambdaPort));
         expect(result).toEqual(
-          stoppedWith(
+          stoppedByPort(
             `Port ${lambdaPort} is both ${setting} and LAMBDA_PORT, but the API and the Lambda invoke endpoint ` +
               `need one each: choose another, e.g. LAMBDA_PORT=${suggested}`,
           ),
