@@ -7,9 +7,10 @@
  *
  * - Before the framework resolves or builds anything, for every command: the stage parameters and
  *   the environment variables it reads (stage-params.cjs); for `invoke local`, its event
- *   (invoke-event.cjs); for the local server, its ports (ports.cjs). A mistake stops the command
- *   as the framework stops on a user's error (a ServerlessError: its `Error:` and the message, one
- *   line per mistake, no stack), with nothing built.
+ *   (invoke-event.cjs) and for any command its `--function` (function-names.cjs); for the local
+ *   server, its ports (ports.cjs). A mistake stops the command as the framework stops on a user's
+ *   error (a ServerlessError: its `Error:` and the message, one line per mistake, no stack), with
+ *   nothing built; a port, with its line alone, before anything else is printed.
  * - The `${local:…}` variables serverless.yml reads (variables.cjs).
  * - A work folder per process, removed with it; packaging leaves nothing in the system's temporary
  *   directory (work-folders.cjs).
