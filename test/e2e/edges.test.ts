@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { START_WITHIN_MS } from '../../harness/offline';
+import { createTodo, type Todo } from '../../lib/todos';
 import { NOT_AN_OBJECT_BODIES, expectBadRequest } from '../support/expectations';
 import { E2E_STORES, startService, type Service } from '../support/servers';
 
@@ -57,7 +58,8 @@ describe.each(E2E_STORES)('%s store', (store) => {
         rawBody: '{"title":"p","__proto__":{"completed":true,"x":1},"constructor":{"prototype":{"x":1}}}',
       });
       expect(response.status).toBe(201);
-      expect(response.json()).toEqual({ id: expect.any(Number), title: 'p', completed: false });
+      const { id } = response.json() as Todo;
+      expect(response.json()).toEqual(createTodo({ title: 'p' }, id));
     });
 
     it('a body without a JSON content type is still read as JSON', async () => {
