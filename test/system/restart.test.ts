@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { START_WITHIN_MS, startOffline } from '../../harness/offline';
+import { applyPatch, createTodo } from '../../lib/todos';
 import { ApiClient } from '../support/client';
+import { seed } from '../support/expectations';
 import { testDynamoDbEndpoint, uniqueTableName } from '../support/stores';
 
 /** `npm run start:dynamodb` against an endpoint that outlives it: a restart keeps data and counter. */
@@ -30,10 +32,7 @@ describe('start:dynamodb with DYNAMODB_ENDPOINT', () => {
       try {
         const api = new ApiClient(second.url);
         expect((await api.get('/todos')).json()).toEqual(listBefore);
-        expect(listBefore).toEqual([
-          { id: 2, title: 'changed', completed: true },
-          { id: 3, title: 'survives', completed: false },
-        ]);
+        expect(listBefore).toEqual([applyPatch(seed(2), { title: 'changed' }), createTodo({ title: 'survives' }, 3)]);
         // Record 1 is not seeded again, and id 4 is not reused.
         expect((await api.get('/todos/1')).status).toBe(404);
         expect((await api.post('/todos', { title: 'after restart' })).json()).toMatchObject({ id: 5 });
