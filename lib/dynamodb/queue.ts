@@ -31,7 +31,7 @@ import {
   type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
-import { COUNTER_KEY, EXPIRES, conditionFailed, todoItem, type TableAccess } from './table';
+import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type TableAccess } from './table';
 import { decide } from './decisions';
 import { Transaction, commit } from './transaction';
 
@@ -319,7 +319,8 @@ function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: n
     dropped: plan.drops.length,
   });
   const written = plan.writes.find(({ intent }) => intent.uuid === mine);
-  if (written !== undefined) return { value: written.todo, replayed: false };
+  // The record as this version answers it: the draft was made by this POST's own version, its fields in any order.
+  if (written !== undefined) return { value: toTodo(written.todo), replayed: false };
   const settled = plan.settled.get(mine);
   return settled === undefined ? undefined : settledOutcome(settled);
 }
