@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { scratchCopy, type ScratchCopy } from '../../harness/scratch';
 import { eventually } from '../../harness/wait';
+import { createTodo } from '../../lib/todos';
 import { ApiClient } from '../support/client';
 
 /**
@@ -170,11 +171,7 @@ describe('npm run dev, saved fifty times each way', () => {
       expect(new Set(named).size).toBe(named.length);
       if (kind.startsWith('with a new file')) expect(named).toHaveLength(SAVES);
       else expect(named).toEqual([]);
-      expect((await api.get(`/todos/${kept}`)).json()).toEqual({
-        id: kept,
-        title: 'made before every save',
-        completed: false,
-      });
+      expect((await api.get(`/todos/${kept}`)).json()).toEqual(createTodo({ title: 'made before every save' }, kept));
     },
     SAVES_WITHIN_MS,
   );
