@@ -46,6 +46,13 @@ export function todoKey(id: number): { pk: string; id: number } {
 
 export type { Item };
 
+/**
+ * The attributes of a Todo item that are not fields of its record (its partition key, its version,
+ * its size): a field of the domain may not take one of these names, or a write of the field would
+ * be a write of the item's own (docs/contributing.md, "Adding a field").
+ */
+export const ITEM_ATTRIBUTES: readonly string[] = [TABLE_KEY.partition, 'v', 'size'];
+
 /** A stored Todo item: the record, its version and its size (both absent on an item written before them). */
 export interface TodoItem extends Todo {
   readonly v?: number;

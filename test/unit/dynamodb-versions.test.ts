@@ -6,7 +6,7 @@ import { nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { commitTransaction } from '../../lib/dynamodb/queue';
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
-import { COUNTER_KEY, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
+import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
 import {
   SEED_TODOS,
@@ -20,6 +20,7 @@ import {
   type TodoStore,
 } from '../../lib/todos';
 import * as next from '../support/next-version/todos';
+import { FIELDS } from '../support/todo-fields';
 import {
   dynamoDbStoreAt,
   freshTable,
@@ -198,6 +199,14 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
     const nextFirst = await nextVersion.create(HIGH, { claim: claimOf('after', 'another request') });
     const rolledBack = await current.create(HIGH_READ_NOW, { claim: claimOf('after', 'another request') });
     expect(rolledBack).toEqual({ value: createTodo(HIGH_READ_NOW, nextFirst.value.id), replayed: true });
+  });
+});
+
+describe('the fields of a record and the attributes of its item', () => {
+  it('no field of the domain has the name of an attribute the item keeps beside the record (pk, v, size)', () => {
+    const record = Object.keys(createTodo({ title: 'any' }, 3));
+    const clashes = [...record, ...FIELDS.map(({ name }) => name)].filter((name) => ITEM_ATTRIBUTES.includes(name));
+    expect(clashes).toEqual([]);
   });
 });
 
