@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCommand } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { PROJECT_ROOT, freePort } from '../../harness/project';
+import { createTodo } from '../../lib/todos';
+import { seed } from '../support/expectations';
 
 /**
  * The README's recipe for Lambda's Invoke API: the lines of the block after its marker, and the
@@ -59,7 +61,7 @@ describe('the README’s invoke recipe', () => {
     const answer = JSON.parse(result.stdout) as { statusCode: number; body: string };
     expect({ statusCode: answer.statusCode, body: JSON.parse(answer.body) as unknown }).toEqual({
       statusCode: 200,
-      body: { id: 1, title: 'Read the spec', completed: false },
+      body: seed(1),
     });
     expect(curlStatus).toBe(answer.statusCode);
   });
@@ -71,7 +73,7 @@ describe('the README’s invoke recipe', () => {
     const answer = JSON.parse(readFileSync(join(cwd, 'answer.json'), 'utf8')) as { statusCode: number; body: string };
     expect({ statusCode: answer.statusCode, body: JSON.parse(answer.body) as unknown }).toEqual({
       statusCode: 201,
-      body: { id: 3, title: 'Buy milk', completed: false },
+      body: createTodo({ title: 'Buy milk' }, 3),
     });
     expect(awsCliStatus).toBe(answer.statusCode);
   });
