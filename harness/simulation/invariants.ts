@@ -17,6 +17,13 @@ const PAYLOAD_PREFIX = payloadKey('').pk;
  * - A POST's outcome is decided once: an outcome, once written, never changes.
  * - A withdrawn POST is never written: no commit gave an id to a POST whose outcome is withdrawn.
  * - The counter's `recent` names, for each POST it lists, the record of that POST.
+ * - No stored field is lost: every attribute a record's item had is still on it, whichever version
+ *   of the code wrote it since (issue 38: a deploy runs two versions on one table, and a version
+ *   must keep the fields it does not know). A DELETE removes the item, and its id is never used
+ *   again, so an item's attributes only ever grow. (No field of the domain is cleared by a PUT; a
+ *   field that a PUT may clear would make this check name what that PUT cleared.)
+ * - The list's size equals a recount: the counter's `bytes` is the sum of each record's stored
+ *   `size` (lib/dynamodb/table.ts), which every version moves alike; and every record has one.
  */
 export class Invariants {
   /** Each queued POST's title, by uuid, from its payload. */
@@ -28,6 +35,10 @@ export class Invariants {
   readonly violations: string[] = [];
   /** Each violation found so far, as found: one that lasts over many steps is reported at its first. */
   readonly #found = new Set<string>();
+  /** Each record's title as first seen (at its POST's commit: every step is checked), by id: a PUT may change it since. */
+  readonly #firstTitles = new Map<number, string>();
+  /** The attributes each record's item has had, by id. */
+  readonly #attributes = new Map<number, Set<string>>();
 
   /** Checks the table's items after a step; `step` names it in a violation. */
   check(items: readonly Item[], step: string): void {
@@ -41,11 +52,15 @@ export class Invariants {
       const { title } = payload.request as NewTodo;
       this.#titles.set(String(payload.pk).slice(PAYLOAD_PREFIX.length), title);
     }
+    for (const record of records)
+      if (!this.#firstTitles.has(Number(record.id))) this.#firstTitles.set(Number(record.id), String(record.title));
     const found = [
       ...this.#ids(records, counter),
       ...this.#onePerPost(records),
       ...this.#outcomesOnce(items, counter),
       ...this.#recent(records, counter),
+      ...this.#fieldsKept(records),
+      ...this.#recount(records, counter),
     ];
     for (const violation of found) {
       if (this.#found.has(violation)) continue;
@@ -70,6 +85,27 @@ export class Invariants {
           `ids ${JSON.stringify([...skipped, ...beyond])} given with no record, or held by a record past the counter (${next})`,
         ]
       : [];
+  }
+
+  #fieldsKept(records: readonly Item[]): string[] {
+    return records.flatMap((record) => {
+      const id = Number(record.id);
+      const had = this.#attributes.get(id) ?? new Set();
+      const lost = [...had].filter((name) => !(name in record));
+      this.#attributes.set(id, new Set([...had, ...Object.keys(record)]));
+      return lost.length > 0 ? [`record ${id} lost ${lost.join(', ')}: ${JSON.stringify(record)}`] : [];
+    });
+  }
+
+  #recount(records: readonly Item[], counter: Item | undefined): string[] {
+    // A table seeded before the list had a size has no `bytes` until a write counts it.
+    if (counter?.bytes === undefined) return [];
+    const unsized = records.filter((record) => typeof record.size !== 'number');
+    if (unsized.length > 0) return [`records ${unsized.map(({ id }) => String(id)).join(', ')} have no size`];
+    const sum = records.reduce((total, record) => total + Number(record.size), 0);
+    return sum === Number(counter.bytes)
+      ? []
+      : [`the counter's bytes are ${Number(counter.bytes)}, its records' sizes ${sum}`];
   }
 
   #onePerPost(records: readonly Item[]): string[] {
@@ -99,10 +135,10 @@ export class Invariants {
     const recent = (counter?.recent ?? {}) as Record<string, number>;
     return Object.entries(recent).flatMap(([uuid, id]) => {
       const title = this.#titles.get(uuid);
-      const record = records.find((item) => item.id === id);
-      // A record deleted since is no violation; one with another POST's title is.
-      return record !== undefined && title !== undefined && record.title !== title
-        ? [`the counter gives id ${id} to "${title}", whose record is "${String(record.title)}"`]
+      const first = this.#firstTitles.get(id);
+      // A record deleted since is no violation; one made with another POST's title is.
+      return first !== undefined && title !== undefined && first !== title
+        ? [`the counter gives id ${id} to "${title}", whose record was made as "${first}"`]
         : [];
     });
   }

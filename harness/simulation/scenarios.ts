@@ -1,8 +1,11 @@
 import { todoEtag } from '../../lib/conditional';
 import { INLINE_PAYLOAD_BYTES, payloadKey } from '../../lib/dynamodb/queue';
-import type { NewTodo, Todo } from '../../lib/todos';
+import { listBytes, recordOf, type NewTodo, type Todo } from '../../lib/todos';
+import * as next from '../../test/support/next-version/todos';
+import type { Version } from '../versions';
 import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
-import type { Answered, Container, Scenario, World } from './world';
+import type { Item } from './dynamodb';
+import { TABLE, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
  * The requests the simulator explores, one scenario each (docs/testing.md, "The simulator"): a
@@ -299,12 +302,346 @@ function workload(keyed: boolean): Scenario {
 }
 
 /**
+ * A deploy is a fault too (issue 38): versions N and N+1 of the code (harness/versions.ts: N+1's
+ * domain has one more field, `priority`, "normal" when absent) on one table, while the five
+ * functions switch from one version to the other one at a time, as a deploy of five Lambda
+ * functions does, each in the middle of the traffic. Each operation is served by the containers
+ * of its function's version: a switch starts new containers of the new version, and the old ones
+ * finish what they were doing. Between switches a round of requests: a POST asking for a high
+ * priority, a PUT (plain, with If-Match, keyed) of a record the other version may have made, a
+ * read, a DELETE now and then. When the POSTs switch, containers of both versions POST at once
+ * with a counter another container moved, so a queue forms whose head commits POSTs of the other
+ * version; and a keyed POST and a keyed PUT answered by the old version are sent again, with their
+ * keys, to the new one: each must replay, not be refused (422) or written twice.
+ *
+ * What every run checks, besides the table's invariants after each step (invariants.ts: no stored
+ * field lost, the list's size a recount of the records' sizes): each record's history is
+ * linearizable, on every field (harness/record-model.ts); every field a 201 answered is on the
+ * record at the end (a PUT may have changed the fields it named); no id given without its record
+ * but a deleted one's; each record's stored size covers the answer of the version that serves the
+ * list at the end; the keyed requests sent again replayed; with no fault, every request succeeded.
+ */
+
+/** The five functions, by what they do: a deploy switches each on its own. */
+type Operation = 'list' | 'get' | 'create' | 'update' | 'remove';
+/** The order the functions switch in: the POSTs first, so that the other version's PUTs meet their records. */
+const SWITCH_ORDER: readonly Operation[] = ['create', 'update', 'get', 'remove', 'list'];
+
+/** The functions' containers, each serving the version its function is at. */
+class Deployment {
+  readonly #serving: Record<Operation, Version>;
+  readonly #containers = new Map<string, Container>();
+
+  constructor(
+    private readonly world: World,
+    version: Version,
+    /** Where each container's version is kept, for the requests' log. */
+    private readonly versionOf: Map<Container, Version>,
+  ) {
+    this.#serving = { list: version, get: version, create: version, update: version, remove: version };
+  }
+
+  version(operation: Operation): Version {
+    return this.#serving[operation];
+  }
+
+  switch(operation: Operation, to: Version): void {
+    this.#serving[operation] = to;
+  }
+
+  /** A container of `operation`'s function at `version` (its current one by default); `slot` tells several apart. */
+  container(operation: Operation, slot = 0, version = this.#serving[operation]): Container {
+    const name = `${operation} ${version} ${slot}`;
+    const known = this.#containers.get(name);
+    if (known !== undefined) return known;
+    const made = this.world.container({ version });
+    this.#containers.set(name, made);
+    this.versionOf.set(made, version);
+    return made;
+  }
+}
+
+/** What a deploy scenario's requests were and were answered, for its checks. */
+interface DeployLog {
+  readonly history: Timed[];
+  /** Ids a DELETE was sent for. */
+  readonly deleted: Set<number>;
+  /** If-Match PUTs whose read and write went through different versions: a 412 is their right answer (the ETag is the version's JSON). */
+  readonly acrossVersions: Set<Timed>;
+  /** The version that answered each request. */
+  readonly versions: Map<Timed, Version>;
+  /** Each container's version. */
+  readonly versionOf: Map<Container, Version>;
+  /** Keyed requests sent again to the other version, each with its first and its second answer. */
+  readonly resent: { readonly label: string; readonly first: Answered<unknown>; readonly again: Answered<unknown> }[];
+}
+
+/** The record an answer carries: a 201's or a PUT's (a Written), or a GET's. */
+function recordIn(answered: Answered<unknown>): Todo | undefined {
+  if (!('ok' in answered) || answered.ok === undefined || answered.ok === null) return undefined;
+  const value: unknown = typeof answered.ok === 'object' && 'value' in answered.ok ? answered.ok.value : answered.ok;
+  return typeof value === 'object' && value !== null && 'id' in value ? (value as Todo) : undefined;
+}
+
+/** Sends one request through `container` (with its key after a 503 when keyed), and keeps its exchange. */
+async function sendOn(
+  world: World,
+  log: DeployLog,
+  container: Container,
+  request: Request,
+  options: { readonly key?: string; readonly precondition?: (current: Todo) => boolean } = {},
+): Promise<{ answered: Answered<unknown>; timed: Timed }> {
+  const { method, id = 0, asked = {} } = request;
+  const { key, precondition } = options;
+  function send(): Promise<unknown> {
+    const writeOptions = world.options(key, precondition === undefined ? {} : { precondition });
+    if (method === 'POST') return container.create(asked as unknown as NewTodo, writeOptions);
+    if (method === 'PUT') return container.update(id, asked, writeOptions);
+    if (method === 'DELETE') return container.remove(id, writeOptions);
+    return id === 0 ? container.list() : container.get(id);
+  }
+  const start = world.now();
+  const answered = await withRetries(world, key !== undefined, send);
+  const path = id === 0 ? '/todos' : `/todos/${id}`;
+  const timed: Timed = { method, path, asked, start, end: world.now(), ...asHttp(request, answered) };
+  log.history.push(timed);
+  log.versions.set(timed, log.versionOf.get(container) ?? 'current');
+  if (method === 'DELETE') log.deleted.add(id);
+  return { answered, timed };
+}
+
+/** A round's PUT of record `id`: plain, with If-Match (after a read through the get function), or keyed, by round. */
+async function putRound(
+  world: World,
+  deployment: Deployment,
+  log: DeployLog,
+  round: number,
+  id: number,
+): Promise<void> {
+  const asked = round % 2 === 0 ? { title: `deploy, put in round ${round}` } : { completed: round % 4 === 1 };
+  const kind = round % 3;
+  if (kind === 1) {
+    const read = await sendOn(world, log, deployment.container('get'), { method: 'GET', id });
+    const seen = recordIn(read.answered);
+    if (seen === undefined) return;
+    const across = deployment.version('get') !== deployment.version('update');
+    const { timed } = await sendOn(
+      world,
+      log,
+      deployment.container('update'),
+      { method: 'PUT', id, asked },
+      {
+        precondition: (current) => todoEtag(current) === todoEtag(seen),
+      },
+    );
+    if (across) log.acrossVersions.add(timed);
+    return;
+  }
+  await sendOn(
+    world,
+    log,
+    deployment.container('update'),
+    { method: 'PUT', id, asked },
+    {
+      ...(kind === 2 && { key: `"put, round ${round}"` }),
+    },
+  );
+}
+
+/** One round of requests between two switches. */
+async function deployRound(world: World, deployment: Deployment, log: DeployLog, round: number): Promise<void> {
+  // The newest record a POST made, whatever version made it: PUTs of the other version meet it.
+  const target = [...log.history]
+    .reverse()
+    .map((timed) => (timed.method === 'POST' && timed.status === 201 ? (JSON.parse(timed.body) as Todo).id : 0))
+    .find((id) => id > 0 && !log.deleted.has(id));
+  const older = log.history.find(
+    (timed) => timed.method === 'POST' && timed.status === 201 && (JSON.parse(timed.body) as Todo).id !== target,
+  );
+  const olderId = older === undefined ? undefined : (JSON.parse(older.body) as Todo).id;
+  await Promise.all([
+    sendOn(world, log, deployment.container('create'), {
+      method: 'POST',
+      asked: { title: `deploy, round ${round}`, priority: 'high' },
+    }),
+    target === undefined ? Promise.resolve() : putRound(world, deployment, log, round, target),
+    round % 2 === 0
+      ? sendOn(world, log, deployment.container('list'), { method: 'GET' })
+      : olderId !== undefined && !log.deleted.has(olderId)
+        ? sendOn(world, log, deployment.container('remove'), { method: 'DELETE', id: olderId })
+        : Promise.resolve(),
+  ]);
+}
+
+/**
+ * The switch of the POSTs, in the middle of traffic: containers of both versions POST at once
+ * (each had read the counter before another container moved it, so each finds it moved and queues:
+ * the queue's head commits POSTs of the other version too); a keyed POST answered by the old
+ * version is sent again with its key to the new one.
+ */
+async function switchPosts(world: World, deployment: Deployment, log: DeployLog, to: Version, round: number) {
+  const from = deployment.version('create');
+  const keyed = { method: 'POST', asked: { title: `deploy, keyed in round ${round}`, priority: 'high' } } as const;
+  const key = `"post, round ${round}"`;
+  const first = await sendOn(world, log, deployment.container('create'), keyed, { key });
+  const burst = [
+    deployment.container('create', round + 1, from),
+    deployment.container('create', round + 1, to),
+    deployment.container('create', round + 2, from),
+  ];
+  // Each reads the counter (its seed) before the round's POST moves it.
+  await Promise.all(burst.map((container) => world.answer(container.list())));
+  await sendOn(world, log, deployment.container('create'), {
+    method: 'POST',
+    asked: { title: `deploy, before the queue in round ${round}`, priority: 'high' },
+  });
+  deployment.switch('create', to);
+  const again = sendOn(world, log, deployment.container('create'), keyed, { key });
+  await Promise.all(
+    burst.map((container, i) =>
+      sendOn(world, log, container, {
+        method: 'POST',
+        asked: { title: `deploy, queued ${i} in round ${round}`, priority: 'high' },
+      }),
+    ),
+  );
+  log.resent.push({ label: `POST ${key}`, first: first.answered, again: (await again).answered });
+}
+
+/** The switch of the PUTs: a keyed PUT answered by the old version is sent again with its key to the new one. */
+async function switchPuts(world: World, deployment: Deployment, log: DeployLog, to: Version, round: number) {
+  const id = log.history
+    .filter((timed) => timed.method === 'POST' && timed.status === 201)
+    .map((timed) => (JSON.parse(timed.body) as Todo).id)
+    .find((candidate) => !log.deleted.has(candidate));
+  if (id === undefined) {
+    deployment.switch('update', to);
+    return;
+  }
+  const key = `"put across, round ${round}"`;
+  const request = { method: 'PUT', id, asked: { title: `deploy, keyed put in round ${round}` } } as const;
+  const first = await sendOn(world, log, deployment.container('update'), request, { key });
+  deployment.switch('update', to);
+  const again = await sendOn(world, log, deployment.container('update'), request, { key });
+  log.resent.push({ label: `PUT ${key}`, first: first.answered, again: again.answered });
+}
+
+/** A deploy through `versions` (N→N+1, N+1→N, or N→N+1→N, a rollback), one function at a time. */
+function deploy(versions: readonly Version[]): Scenario {
+  return async (world) => {
+    const [initial = 'current', ...later] = versions;
+    const log: DeployLog = {
+      history: [],
+      deleted: new Set(),
+      acrossVersions: new Set(),
+      versions: new Map(),
+      versionOf: new Map(),
+      resent: [],
+    };
+    const deployment = new Deployment(world, initial, log.versionOf);
+    await deployment.container('list').list();
+    world.startFaults();
+    let round = 0;
+    await deployRound(world, deployment, log, round++);
+    for (const to of later) {
+      for (const operation of SWITCH_ORDER) {
+        if (operation === 'create') await switchPosts(world, deployment, log, to, round);
+        else if (operation === 'update') await switchPuts(world, deployment, log, to, round);
+        else deployment.switch(operation, to);
+        await deployRound(world, deployment, log, round++);
+      }
+    }
+    await sendOn(world, log, deployment.container('list'), { method: 'GET' });
+    return () => deployChecks(world, log, deployment.version('list'));
+  };
+}
+
+/** A record as each version reads its item, and its bytes in that version's list. */
+const VIEWS: Readonly<Record<Version, { read(item: Item): Todo | next.Todo; bytes(item: Item): number }>> = {
+  current: {
+    read: (item) => recordOf(item as unknown as Todo),
+    bytes: (item) => listBytes(recordOf(item as unknown as Todo)),
+  },
+  next: {
+    read: (item) => next.recordOf(item as unknown as next.Todo),
+    bytes: (item) => next.listBytes(next.recordOf(item as unknown as next.Todo)),
+  },
+};
+
+function deployChecks(world: World, log: DeployLog, listedBy: Version): string[] {
+  const violations = nonLinearizableRecords(log.history, (record) => String(record.title).startsWith('deploy'));
+  const items = world.dynamodb.items(TABLE).filter((item) => item.pk === 'TODO');
+  const byId = new Map(items.map((item) => [Number(item.id), item]));
+  // Every field a 201 answered is on its record, as the version that answered reads it, unless a PUT
+  // sent since asked for that field.
+  for (const timed of log.history.filter(({ method, status }) => method === 'POST' && status === 201)) {
+    const answered = JSON.parse(timed.body) as Todo;
+    const item = byId.get(answered.id);
+    if (item === undefined) {
+      if (!log.deleted.has(answered.id)) violations.push(`record ${answered.id}, answered 201, is gone`);
+      continue;
+    }
+    const put = log.history.filter(({ method, path }) => method === 'PUT' && path === `/todos/${answered.id}`);
+    const stored: Readonly<Record<string, unknown>> = { ...VIEWS[log.versions.get(timed) ?? 'current'].read(item) };
+    for (const [field, value] of Object.entries(answered)) {
+      const changed = put.some(({ asked = {} }) => field in asked);
+      if (!changed && JSON.stringify(stored[field]) !== JSON.stringify(value))
+        violations.push(
+          `record ${answered.id} answered 201 with ${field} ${JSON.stringify(value)}, holds ${JSON.stringify(item)}`,
+        );
+    }
+  }
+  const [counter] = world.queueItems();
+  for (let id = 3; id < Number(counter?.next); id++) {
+    if (!byId.has(id) && !log.deleted.has(id)) violations.push(`id ${id} given, and no record has it`);
+  }
+  // The list's limit holds for the version that answers it: each record's size covers its answer there.
+  for (const item of items) {
+    const answers = VIEWS[listedBy].bytes(item);
+    if (!(Number(item.size) >= answers))
+      violations.push(
+        `record ${String(item.id)} is stored with size ${String(item.size)}, its answer takes ${answers} bytes (${listedBy})`,
+      );
+  }
+  for (const { label, first, again } of log.resent) {
+    const was = recordIn(first);
+    if (was === undefined) continue;
+    const now = recordIn(again);
+    const replayed =
+      'ok' in again &&
+      typeof again.ok === 'object' &&
+      again.ok !== null &&
+      'replayed' in again.ok &&
+      again.ok.replayed === true;
+    if (now?.id !== was.id || !replayed)
+      violations.push(
+        `${label}, answered ${JSON.stringify(first)}, answered ${JSON.stringify(again)} when sent again to the other version`,
+      );
+  }
+  if (world.faultFree) {
+    for (const timed of log.history) {
+      const fine = [200, 201, 404].includes(timed.status) || (timed.status === 412 && log.acrossVersions.has(timed));
+      if (!fine) violations.push(`${timed.method} ${timed.path} answered ${timed.status} with no fault`);
+    }
+  }
+  return violations;
+}
+
+/** The deploys the simulator explores: both orders, and a rollback. */
+export const DEPLOYS: Readonly<Record<string, Scenario>> = {
+  'deploy: N to N+1, one function at a time': deploy(['current', 'next']),
+  'deploy: N+1 to N, one function at a time': deploy(['next', 'current']),
+  'deploy: N to N+1 and back, a rollback': deploy(['current', 'next', 'current']),
+};
+
+/**
  * The workloads of many requests, whose scripts are too many to search each: searched exhaustively
  * to one fault only, and at random.
  */
 export const WORKLOADS: readonly string[] = [
   'workload: four containers, shared records',
   'workload: four containers, shared records, keyed',
+  ...Object.keys(DEPLOYS),
 ];
 
 /** Every scenario the simulator explores, by name. */
@@ -326,4 +663,5 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   seed,
   'workload: four containers, shared records': workload(false),
   'workload: four containers, shared records, keyed': workload(true),
+  ...DEPLOYS,
 };
