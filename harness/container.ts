@@ -210,17 +210,39 @@ export class FunctionPool {
   readonly #idle: Container[] = [];
   readonly #waiting: ((container: Container) => void)[] = [];
   #retired: Container[] = [];
+  /** Containers of a version the function no longer runs, busy when it switched: retired as they finish. */
+  readonly #stale = new Set<Container>();
   #stopped = false;
 
   #cap: number;
+  #config: FunctionConfig;
+  #start: () => Container;
 
   constructor(
-    readonly config: FunctionConfig,
-    private readonly start: () => Container,
+    config: FunctionConfig,
+    start: () => Container,
     /** The most containers at once: Lambda's concurrency for this function. */
     cap: number,
   ) {
+    this.#config = config;
+    this.#start = start;
     this.#cap = cap;
+  }
+
+  get config(): FunctionConfig {
+    return this.#config;
+  }
+
+  /**
+   * A deploy of the function: new containers run the new code (`start`); idle ones of the old code
+   * are retired at once, and busy ones once their invocation ends, as Lambda lets a warm sandbox
+   * of the old version finish what it is doing and sends it nothing more.
+   */
+  redeploy(config: FunctionConfig, start: () => Container): void {
+    this.#config = config;
+    this.#start = start;
+    for (const container of this.#containers) if (!this.#idle.includes(container)) this.#stale.add(container);
+    for (const idle of this.#idle.splice(0)) this.#retire(idle);
   }
 
   get cap(): number {
@@ -276,7 +298,7 @@ export class FunctionPool {
     if (idle !== undefined) return Promise.resolve(idle);
     if (this.#stopped) return Promise.reject(new Error(`${this.config.name} stopped`));
     if (this.#containers.length < this.#cap) {
-      const container = this.start();
+      const container = this.#start();
       this.#containers.push(container);
       return Promise.resolve(container);
     }
@@ -285,7 +307,7 @@ export class FunctionPool {
 
   #release(container: Container): void {
     // A sandbox that timed out or crashed is replaced by a new one on the next request.
-    if (container.dead || this.#containers.length > this.#cap) {
+    if (container.dead || this.#stale.delete(container) || this.#containers.length > this.#cap) {
       this.#retire(container);
       const waiter = this.#waiting.shift();
       if (waiter !== undefined) this.#acquire().then(waiter, () => undefined);

@@ -8,6 +8,7 @@ import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-prox
 import { startGateway, type Cors, type Gateway, type GatewayRecord } from './gateway';
 import { lambdaNode, type LambdaNode } from './lambda-node';
 import { functionZips, type Packaged, type Resource } from './package';
+import type { Version } from './versions';
 
 /**
  * The service as AWS runs it, on one machine: the zips that `serverless package` ships, unpacked,
@@ -36,6 +37,13 @@ export interface FleetOptions {
   readonly environment?: Readonly<Record<string, string>>;
   /** DynamoDB as AWS runs it, with these options (the default), or `false`: DynamoDB Local as it is. */
   readonly aws?: AwsDynamoDbOptions | false;
+  /**
+   * Version N+1's package (harness/versions.ts, `nextPackage`): a function can then run it, from
+   * the start (`versions`) or from a deploy (`Fleet.deploy`).
+   */
+  readonly next?: Pick<Packaged, 'dir' | 'template'>;
+  /** The version each function starts at, by short name; `current` (`packaged`) for any not named. */
+  readonly versions?: Readonly<Record<string, Version>>;
 }
 
 export interface Fleet {
@@ -55,6 +63,14 @@ export interface Fleet {
   logs(name?: string): string[];
   /** What the gateway saw of each request. */
   records(): readonly GatewayRecord[];
+  /**
+   * Deploys `version` of function `name` (its short name), as Lambda does: the requests that come
+   * after go to new containers of that version, and the warm ones of the other finish their
+   * invocation and are retired. Needs FleetOptions.next.
+   */
+  deploy(name: string, version: Version): void;
+  /** The version each function runs now, by short name. */
+  versions(): Record<string, Version>;
   /**
    * Every DynamoDB action the containers performed, as IAM names it (`dynamodb:PutItem`): a
    * transaction's items count as the actions they are (Put, Update, Delete, ConditionCheck).
@@ -143,10 +159,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const admin = localClient(dynamoDbEndpoint);
   const pools = new Map<string, FunctionPool>();
   const output = new Map<string, string[]>();
+  /** Each function's versions, built, and the one it runs now. */
+  const builds = new Map<string, Partial<Record<Version, { config: FunctionConfig; start: () => Container }>>>();
+  const running = new Map<string, Version>();
   let gateway: Gateway | undefined;
   try {
     await ensureTable(admin, table);
-    const functions = functionsOf(packaged, root);
+    const functions = functionsOf(packaged, join(root, 'current'));
+    const nextFunctions = options.next && functionsOf(options.next, join(root, 'next'));
     const environment = {
       AWS_REGION: LOCAL_REGION,
       AWS_DEFAULT_REGION: LOCAL_REGION,
@@ -156,23 +176,33 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       // Only where the host's Node stands in for Node 22 (harness/lambda-node.ts).
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
-    for (const config of functions.values()) {
+    const overrides = {
+      TODOS_TABLE: table,
+      ...(options.logLevel === undefined ? {} : { LOG_LEVEL: options.logLevel }),
+      ...options.environment,
+    };
+    for (const [logicalId, config] of functions) {
       const lines: string[] = [];
       output.set(config.name, lines);
-      const overrides = {
-        TODOS_TABLE: table,
-        ...(options.logLevel === undefined ? {} : { LOG_LEVEL: options.logLevel }),
-        ...options.environment,
+      // Each version of the function: its config and how a container of it starts.
+      function versionOf(of: FunctionConfig): { config: FunctionConfig; start: () => Container } {
+        const withTable: FunctionConfig = { ...of, environment: { ...of.environment, ...overrides } };
+        return {
+          config: withTable,
+          start: () => new Container(withTable, node.path, environment, (line) => lines.push(line), freeze),
+        };
+      }
+      const nextConfig = nextFunctions?.get(logicalId);
+      const built = {
+        current: versionOf(config),
+        ...(nextConfig === undefined ? {} : { next: versionOf(nextConfig) }),
       };
-      const withTable: FunctionConfig = { ...config, environment: { ...config.environment, ...overrides } };
-      pools.set(
-        config.name,
-        new FunctionPool(
-          withTable,
-          () => new Container(withTable, node.path, environment, (line) => lines.push(line), freeze),
-          caps[config.name] ?? DEFAULT_CAP,
-        ),
-      );
+      builds.set(config.name, built);
+      const first = options.versions?.[config.name] ?? 'current';
+      const initial = built[first];
+      if (initial === undefined) throw new Error(`no version ${first} of ${config.name}: FleetOptions.next is needed`);
+      running.set(config.name, first);
+      pools.set(config.name, new FunctionPool(initial.config, initial.start, caps[config.name] ?? DEFAULT_CAP));
     }
     const resources = packaged.template.Resources;
     const routes = Object.values(resources)
@@ -214,6 +244,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       return name === undefined ? [...output.values()].flat() : [...(output.get(name) ?? [])];
     },
     records: () => started.records,
+    deploy(name, version) {
+      const pool = pools.get(name);
+      const build = builds.get(name)?.[version];
+      if (pool === undefined || build === undefined) throw new Error(`no version ${version} of function ${name}`);
+      pool.redeploy(build.config, build.start);
+      running.set(name, version);
+    },
+    versions: () => Object.fromEntries(running),
     dynamoDbActions: () => new Set(proxy.seen.flatMap(actionsOf)),
     async stop() {
       await started.close();
