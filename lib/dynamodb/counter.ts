@@ -135,8 +135,8 @@ const MAX_RAISES = 99;
  * stored before records kept a size gets this version's figure, which is what its writer counted
  * (the sizing was the same). A list raises up to MAX_RAISES records in one transaction, each on
  * condition that it is still as read; once, and best effort: whatever becomes of it, the list
- * answers as read, and a later list finds what is left. A late copy changes nothing: its conditions
- * no longer hold.
+ * answers as read, and a later list finds what is left. A late copy changes nothing: its version
+ * condition no longer holds.
  */
 export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
   const short = items
@@ -148,18 +148,19 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
   const growth = short.reduce((sum, { item, answered }) => sum + answered - storedSize(item), 0);
   if (growth > 0) transaction.add('counter', sizeChange(table.name, growth, { unbounded: true }));
   for (const { item, answered } of short) {
+    // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it
+    // before is conditioned on that version, and reads it again rather than land on the raised size.
     const version = atVersion(item.v);
-    const stored = item.size === undefined ? 'attribute_not_exists(#size)' : '#size = :stored';
     transaction.add(`record ${item.id}`, {
       Update: {
         TableName: table.name,
         Key: todoKey(item.id),
-        UpdateExpression: 'SET #size = :answered',
-        ConditionExpression: `${version.ConditionExpression} AND ${stored}`,
-        ExpressionAttributeNames: { '#size': 'size' },
+        UpdateExpression: 'SET #size = :answered, #v = :version',
+        ConditionExpression: version.ConditionExpression,
+        ExpressionAttributeNames: { '#size': 'size', '#v': 'v' },
         ExpressionAttributeValues: {
           ':answered': answered,
-          ...(item.size === undefined ? {} : { ':stored': item.size }),
+          ':version': (item.v ?? 0) + 1,
           ...version.ExpressionAttributeValues,
         },
       },
