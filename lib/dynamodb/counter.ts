@@ -126,6 +126,8 @@ export async function sizeList(table: TableAccess, signal: AbortSignal): Promise
 
 /** The most records one list raises the size of: one transaction's actions, the counter's among them. */
 const MAX_RAISES = 99;
+/** The most a list waits for its raise: about one transaction's round trips, and a retry. */
+export const RAISE_WITHIN_MS = 500;
 
 /**
  * Read repair of the list's size. A record stored smaller than this version answers it was written
@@ -166,10 +168,18 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
       },
     });
   }
+  // The list waits for the raise no longer than RAISE_WITHIN_MS: a throttled or slow table delays no answer by more.
+  const budget = new AbortController();
+  const stop = table.runtime.after(RAISE_WITHIN_MS, () => {
+    budget.abort(new Error('the raise of the list sizes took its time'));
+  });
   try {
-    await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal, transaction.copies);
+    const raising = AbortSignal.any([signal, budget.signal]);
+    await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, raising, transaction.copies);
   } catch {
-    // Cancelled (a record changed, another list raised it first), throttled or unanswered: the list
-    // is answered as read all the same, and a later one finds what is still short.
+    // Cancelled (a record changed, another list raised it first), throttled, unanswered or out of
+    // time: the list is answered as read all the same, and a later one finds what is still short.
+  } finally {
+    stop();
   }
 }

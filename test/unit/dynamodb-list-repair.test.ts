@@ -1,0 +1,92 @@
+import { describe, expect, it } from '@jest/globals';
+import FakeTimers from '@sinonjs/fake-timers';
+import type { DynamoDb, Item, TransactItem } from '../../lib/dynamodb/client';
+import { RAISE_WITHIN_MS } from '../../lib/dynamodb/counter';
+import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
+import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
+import type { Runtime } from '../../lib/runtime';
+import { createTodo, listBytes, type Todo } from '../../lib/todos';
+
+/**
+ * A list's read repair of sizes (lib/dynamodb/counter.ts, raiseSizes), against a DynamoDB that
+ * answers reads and holds every transaction until its signal aborts, on a clock of the test's own:
+ * what the raise writes, and that the list waits for it no longer than RAISE_WITHIN_MS. No Java.
+ */
+
+const clock = FakeTimers.createClock(Date.UTC(2026, 10, 27));
+const runtime: Runtime = {
+  now: () => clock.now,
+  after: (ms, run) => {
+    const timer = clock.setTimeout(run, ms);
+    return () => {
+      clock.clearTimeout(timer);
+    };
+  },
+  random: () => 0.5,
+  uuid: () => 'token',
+};
+
+/** A record stored by a version that counted it smaller than this one answers it, at version 4. */
+const record = createTodo({ title: 'stored small' }, 3);
+const stored: Item = { ...todoItem(record, listBytes(record) - 24), v: 4 };
+
+function heldTransactions(): { dynamodb: DynamoDb; sent: (readonly TransactItem[])[] } {
+  const sent: (readonly TransactItem[])[] = [];
+  const refuse = () => Promise.reject(new Error('a list writes no single item'));
+  const dynamodb: DynamoDb = {
+    getItem: ({ Key }) =>
+      Promise.resolve(Key.pk === COUNTER_KEY.pk ? { ...COUNTER_KEY, next: 4, bytes: 1_000 } : undefined),
+    query: () => Promise.resolve({ items: [stored], lastKey: undefined }),
+    putItem: refuse,
+    updateItem: refuse,
+    deleteItem: refuse,
+    transactWriteItems: (actions, _token, signal) => {
+      sent.push(actions);
+      return new Promise((_resolve, reject) => {
+        signal.addEventListener(
+          'abort',
+          () => {
+            reject(signal.reason as Error);
+          },
+          { once: true },
+        );
+      });
+    },
+  };
+  return { dynamodb, sent };
+}
+
+describe('a list raises the size of a record stored smaller than it answers it', () => {
+  it('moves the record to its size and its next version, and the counter by the difference', async () => {
+    const { dynamodb, sent } = heldTransactions();
+    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime }).list(clock.now + 9_000);
+    await clock.tickAsync(RAISE_WITHIN_MS);
+    await listing;
+
+    expect(sent).toHaveLength(1);
+    const [counter, raise] = sent[0] ?? [];
+    expect(counter).toMatchObject({ Update: { Key: COUNTER_KEY, ExpressionAttributeValues: { ':growth': 24 } } });
+    // The version moves with the size: a PUT that read the record before is conditioned on version 4, and reads again.
+    expect(raise).toMatchObject({
+      Update: {
+        UpdateExpression: 'SET #size = :answered, #v = :version',
+        ConditionExpression: 'v = :seen',
+        ExpressionAttributeValues: { ':answered': listBytes(record), ':version': 5, ':seen': 4 },
+      },
+    });
+  });
+
+  it('answers the list as read once the raise has had RAISE_WITHIN_MS, whatever became of it', async () => {
+    const { dynamodb } = heldTransactions();
+    let answered: Todo[] | undefined;
+    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime })
+      .list(clock.now + 9_000)
+      .then((todos) => (answered = todos));
+
+    await clock.tickAsync(RAISE_WITHIN_MS - 1);
+    expect(answered).toBeUndefined();
+    await clock.tickAsync(1);
+    expect(answered).toEqual([record]);
+    await listing;
+  });
+});
