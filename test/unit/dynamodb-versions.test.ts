@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
-import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
+import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { commitTransaction } from '../../lib/dynamodb/queue';
@@ -187,6 +187,38 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
 
     expect((await storedRecords(table)).find((item) => item.id === created.id)?.size).toBe(listBytes(created));
     expect(await listSize(table)).toEqual({ counted, recounted: counted });
+  });
+
+  it('a queued POST of N+1 committed by a head of this version is stored as N+1 made it, and answered so', async () => {
+    const shared = await endpoint();
+    const table = await freshTable();
+    // N+1's container reaches the table through a proxy of its own: its looks at the queue can be held.
+    const network = await startFaultProxy(shared);
+    opened.proxies.push(network);
+    const NextStore = await nextStoreClass();
+    const nextVersion = new NextStore(localDynamoDb(network.endpoint), table) as unknown as next.TodoStore;
+    const head = dynamoDbStoreAt(shared, table);
+    const other = dynamoDbStoreAt(shared, table);
+    await Promise.all([nextVersion.list(), head.list(), other.list()]);
+
+    // Another container moves the counter: N+1's POST, from the counter it saw, queues its intent, and
+    // its looks are held, as a container that stalls once its intent is written.
+    await other.create({ title: 'moves the counter' });
+    let releaseLooks = (): void => undefined;
+    network.inject(operation('Query'), { holdRequest: new Promise<void>((resolve) => (releaseLooks = resolve)) }, 100);
+    const queued = nextVersion.create(HIGH);
+    await network.landed(operation('PutItem'));
+    // This version's POST finds the counter moved too, queues behind N+1's intent, and commits it once its head stalled.
+    await other.create({ title: 'moves it again' });
+    const { value: behind } = await head.create({ title: 'queued behind' });
+    releaseLooks();
+    const { value: created } = await queued;
+
+    expect(created).toEqual(next.createTodo(HIGH, behind.id - 1));
+    expect(await nextVersion.get(created.id)).toEqual(created);
+    const stored = (await storedRecords(table)).find((item) => item.id === created.id);
+    expect(stored?.size).toBe(next.listBytes(created));
+    await expectSizeRecounted(table);
   });
 
   it('a keyed POST retried across the deploy replays its first answer, in either order', async () => {
