@@ -26,7 +26,7 @@ import type { TransactItem } from './client';
  *   never grows past MAX_LIST_BYTES;
  * - a PUT or DELETE moves `bytes` by exactly what it changed, within the same limit.
  *
- * So `bytes` is always the sum of the records' stored `size` (lib/dynamodb/table.ts): a figure of
+ * So `bytes` is always the sum of the records' `storedSize` (lib/dynamodb/table.ts): a figure of
  * the stored data, which every version of the code moves alike, whatever fields it knows.
  *
  * A table seeded before the counter had `bytes` is counted once, by the first write that needs
@@ -133,22 +133,20 @@ export const RAISE_WITHIN_MS = 500;
  * Read repair of the list's size. A record stored smaller than this version answers it was written
  * by a version that did not know a field this one shows (one with a default, say): its size is
  * raised to this version's figure, and the list's with it, so that the size the 6 MB guard reads
- * covers what every version running answers (docs/design.md, "Two versions on one table"). A record
- * stored before records kept a size gets this version's figure, which is what its writer counted
- * (the sizing was the same). A list raises up to MAX_RAISES records in one transaction, each on
- * condition that it is still as read; once, and best effort: whatever becomes of it, the list
- * answers as read, and a later list finds what is left. A late copy changes nothing: its version
- * condition no longer holds.
+ * covers what every version running answers (docs/design.md, "Two versions on one table"). A list
+ * raises up to MAX_RAISES records in one transaction, each on condition that it is still as read;
+ * once, and best effort: whatever becomes of it, the list answers as read, and a later list finds
+ * what is left. A copy that lands late applies only where the record is unchanged since the read.
  */
 export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
   const short = items
     .map((item) => ({ item: item as unknown as TodoItem, answered: listBytes(toTodo(item)) }))
-    .filter(({ item, answered }) => item.size === undefined || item.size < answered)
+    .filter(({ item, answered }) => storedSize(item) < answered)
     .slice(0, MAX_RAISES);
   if (short.length === 0) return;
   const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid());
   const growth = short.reduce((sum, { item, answered }) => sum + answered - storedSize(item), 0);
-  if (growth > 0) transaction.add('counter', sizeChange(table.name, growth, { unbounded: true }));
+  transaction.add('counter', sizeChange(table.name, growth, { unbounded: true }));
   for (const { item, answered } of short) {
     // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it
     // before is conditioned on that version, and reads it again rather than land on the raised size.

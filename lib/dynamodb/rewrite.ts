@@ -11,7 +11,7 @@ import {
 import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { sizeChange, sizeList } from './counter';
 import { getItem } from './reads';
-import { atVersion, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
+import { atVersion, storedRecord, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
 import type { ConditionCheckInput } from './client';
 import { decide } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
@@ -35,6 +35,11 @@ import { Transaction, commit, type TransactItem } from './transaction';
 export interface Change {
   /** The record as the answer gives it: after a PUT, as it was for a DELETE. */
   readonly todo: Todo;
+  /**
+   * The record whole, every field stored, this version's or not: what the key's claim keeps, so
+   * that a retry answered by another version shows the fields that version knows as they are.
+   */
+  readonly kept: Todo;
   /** What the list's size moves by. */
   readonly growth: number;
   /** The action on the record, conditional on its version. */
@@ -60,6 +65,7 @@ export function putChange(table: string, patch: TodoPatch): (current: TodoItem) 
     const named = Object.entries(patch).filter(([, value]) => value !== undefined);
     return {
       todo,
+      kept: { ...storedRecord(current), ...Object.fromEntries(named) },
       growth,
       write: {
         Update: {
@@ -89,6 +95,7 @@ export function putChange(table: string, patch: TodoPatch): (current: TodoItem) 
 export function deleteChange(table: string): (current: TodoItem) => Change {
   return (current) => ({
     todo: toTodo(current),
+    kept: storedRecord(current),
     growth: -storedSize(current),
     write: { Delete: stillAsRead(table, current) },
   });
@@ -98,6 +105,7 @@ export function deleteChange(table: string): (current: TodoItem) => Change {
 export function refusedChange(table: string, current: TodoItem): Change {
   return {
     todo: toTodo(current),
+    kept: storedRecord(current),
     growth: 0,
     write: { ConditionCheck: stillAsRead(table, current) },
     preconditionFailed: true,
@@ -123,7 +131,7 @@ export function rewriteTransaction(
   const transaction = new Transaction<Role>(token).add('record', change.write);
   if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
   if (claim !== undefined) {
-    const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.todo };
+    const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.kept };
     transaction.add('claim', claimPut(table, claim, kept, now));
   }
   return transaction;

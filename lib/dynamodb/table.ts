@@ -1,4 +1,4 @@
-import { listBytes, recordOf, type Todo } from '../todos';
+import { recordOf, sizelessBytes, type Todo } from '../todos';
 import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
@@ -71,10 +71,18 @@ export function todoItem(todo: Todo, bytes: number): Item {
 /**
  * A record's bytes in the list as stored: its `size`, which its writer counted with every field
  * it wrote, so that each version moves the list's size by the same figure for one record. An item
- * written before records kept their size is counted as this version reads it.
+ * written by the code before sizes has none, and counts as that code counted it (`sizelessBytes`),
+ * whatever fields the version reading it knows.
  */
 export function storedSize(item: Item | TodoItem): number {
-  return (item as TodoItem).size ?? listBytes(toTodo(item));
+  const stored = item as TodoItem;
+  return stored.size ?? sizelessBytes(stored);
+}
+
+/** The record an item holds, whole: every field it stores, this version's or not, without the item's own attributes. */
+export function storedRecord(item: Item | TodoItem): Todo {
+  const fields = Object.entries(item).filter(([name]) => !ITEM_ATTRIBUTES.includes(name));
+  return Object.fromEntries(fields) as unknown as Todo;
 }
 
 /** The record an item (or a map that holds a record: a claim's, an outcome's) holds. */
