@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import config, { DYNAMODB_ONLY, EVERY_STORE, SIMULATION } from '../../jest.config';
 import { runCommand } from '../../harness/cli';
+import sequencer from '../sequencer.cjs';
 import { PROJECT_ROOT } from '../../harness/project';
 
 /**
@@ -88,5 +89,17 @@ describe('the quick check and the simulation project', () => {
     expect(projectsOfScript('test:unit')).toEqual(['unit']);
     expect(projectsOfScript('test:simulation')).toEqual(['simulation']);
     expect(projectsOfScript('test').sort()).toEqual(projects.filter((name) => name !== 'external').sort());
+  });
+
+  it('start the simulator’s search first, before jest has timed any file', () => {
+    expect(config.testSequencer).toBe('<rootDir>/test/sequencer.cjs');
+    const test = (path: string, project: string) => ({ path, context: { config: { displayName: { name: project } } } });
+    const ordered = sequencer.longestProjectsFirst([
+      test('a', 'unit'),
+      test('b', 'dynamodb'),
+      test('search', 'simulation'),
+      test('c', 'unit'),
+    ]);
+    expect(ordered.map(({ path }) => path)).toEqual(['search', 'a', 'b', 'c']);
   });
 });
