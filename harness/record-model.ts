@@ -160,9 +160,16 @@ function operationOn(id: number, exchange: Timed): Operation<RecordState> | unde
   };
 }
 
-/** Whether `record` holds every field `asked` names, as asked. */
+/**
+ * Whether `record` holds every field `asked` names that the domain keeps as asked. A field the
+ * domain does not keep (one only another version knows: a POST through the version before it asks
+ * for it in vain) says nothing of which POST made the record.
+ */
 function carries(record: Listed, asked: Timed['asked']): boolean {
-  return Object.entries(asked ?? {}).every(([field, value]) => equal(record[field], value));
+  const kept = fieldsOf(createTodo({ ...asked } as unknown as NewTodo, 0));
+  return Object.entries(asked ?? {})
+    .filter(([field, value]) => field in kept && equal(kept[field], value))
+    .every(([field, value]) => equal(record[field], value));
 }
 
 /** The POST that created record `id`: answered 201 with it, or unanswered with what it was first seen with. */
