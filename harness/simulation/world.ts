@@ -53,6 +53,8 @@ export interface World {
   queueItems(): Record<string, unknown>[];
   /** Turns the fault script on: setting up is done. */
   startFaults(): void;
+  /** Turns faults off for the copies sent from now on (held ones still land where their script put them). */
+  stopFaults(): void;
   /** True when the script has no fault: then every request must succeed (a 503 is a violation too). */
   readonly faultFree: boolean;
 }
@@ -183,6 +185,9 @@ function worldOn({ dynamodb, network, runtime, stores }: Parts, faults: Faults):
     queueItems: () => dynamodb.items(TABLE).filter((item) => item.pk === 'COUNTER'),
     startFaults: () => {
       network.startFaults(faults);
+    },
+    stopFaults: () => {
+      network.startFaults([]);
     },
     faultFree: 'rate' in faults ? faults.rate === 0 : faults.length === 0,
   };
