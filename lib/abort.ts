@@ -22,6 +22,22 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise
   });
 }
 
+/**
+ * A signal that aborts with `reason()` once `ms` have passed on `runtime`'s clock: a deadline, or
+ * a wait's own budget within one. `stop` cancels its timer, once what it bounds is done.
+ */
+export function timeLimit(
+  ms: number,
+  reason: () => Error,
+  runtime: Runtime,
+): { readonly signal: AbortSignal; readonly stop: () => void } {
+  const controller = new AbortController();
+  const stop = runtime.after(ms, () => {
+    controller.abort(reason());
+  });
+  return { signal: controller.signal, stop };
+}
+
 /** A pause of `ms` on `runtime`'s clock, cut short with the signal's reason if the signal aborts. */
 export function pause(ms: number, signal: AbortSignal, runtime: Runtime): Promise<void> {
   let cancel: (() => void) | undefined;

@@ -1,3 +1,4 @@
+import { timeLimit } from '../abort';
 import { MAX_LIST_BYTES } from '../list-size';
 import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
@@ -167,10 +168,11 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     });
   }
   // The list waits for the raise no longer than RAISE_WITHIN_MS: a throttled or slow table delays no answer by more.
-  const budget = new AbortController();
-  const stop = table.runtime.after(RAISE_WITHIN_MS, () => {
-    budget.abort(new Error('the raise of the list sizes took its time'));
-  });
+  const budget = timeLimit(
+    RAISE_WITHIN_MS,
+    () => new Error('the raise of the list sizes took its time'),
+    table.runtime,
+  );
   try {
     const raising = AbortSignal.any([signal, budget.signal]);
     await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, raising, transaction.copies);
@@ -178,6 +180,6 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     // Cancelled (a record changed, another list raised it first), throttled, unanswered or out of
     // time: the list is answered as read all the same, and a later one finds what is still short.
   } finally {
-    stop();
+    budget.stop();
   }
 }

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { claimPut } from './claims';
-import { pause } from '../abort';
+import { pause, timeLimit } from '../abort';
 import type { PutInput } from './client';
 import { counterMove, readCounter, sizeList, type Added } from './counter';
 import { getItem } from './reads';
@@ -106,17 +106,18 @@ export async function queuePost(
   deadline: number,
 ): Promise<Outcome> {
   const mine = await putIntent(table, post, signal);
-  const giveUp = new AbortController();
-  const cancelRetract = table.runtime.after(deadline - RETRACT_BEFORE_MS - table.runtime.now(), () => {
-    giveUp.abort(new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }));
-  });
+  const giveUp = timeLimit(
+    deadline - RETRACT_BEFORE_MS - table.runtime.now(),
+    () => new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }),
+    table.runtime,
+  );
   try {
     return await waitFor(table, state, post, mine, AbortSignal.any([signal, giveUp.signal]));
   } catch (error) {
     if (signal.aborted) throw error;
     return await retract(table, mine, signal, error);
   } finally {
-    cancelRetract();
+    giveUp.stop();
   }
 }
 

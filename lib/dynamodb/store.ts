@@ -18,7 +18,7 @@ import {
   type WriteOptions,
   type Written,
 } from '../todos';
-import { unlessAborted } from '../abort';
+import { timeLimit, unlessAborted } from '../abort';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
 import { raiseSizes } from './counter';
@@ -169,16 +169,17 @@ export class DynamoDbTodoStore implements TodoStore {
    * an answer of its own (a full list, a reused key, a key in flight).
    */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const abort = new AbortController();
     const { runtime } = this.#table;
-    const stop = runtime.after((deadline ?? this.#defaultDeadline()) - runtime.now(), () => {
-      abort.abort(new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }));
-    });
+    const { signal, stop } = timeLimit(
+      (deadline ?? this.#defaultDeadline()) - runtime.now(),
+      () => new StoreUnavailable('DynamoDB did not answer before the deadline', { timedOut: true }),
+      runtime,
+    );
     try {
-      await unlessAborted(this.#seed(abort.signal), abort.signal);
+      await unlessAborted(this.#seed(signal), signal);
       // Not raced against the deadline here: the operation ends by it itself (each DynamoDB call is),
       // and may answer for it better than a 503 (a key in flight is a 409: claims.ts).
-      return await operation(abort.signal);
+      return await operation(signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });
