@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { fieldsOf, nonLinearizableRecords, type Fields, type Timed } from './record-model';
+import { equal, fieldsOf, nonLinearizableRecords, type Fields, type Timed } from './record-model';
 
 /**
  * A concurrent mixed workload against a running API, every request and answer kept, and the
@@ -90,10 +90,6 @@ function tagged(record: Fields, tag: string): boolean {
 }
 
 /** Equal as JSON values. */
-function equal(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 function last<T>(items: readonly T[]): T | undefined {
   return items[items.length - 1];
 }

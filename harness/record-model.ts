@@ -86,7 +86,7 @@ function listIn(body: string): Listed[] {
 }
 
 /** Equal as JSON values: a field may be any JSON the domain gives it. */
-function equal(a: unknown, b: unknown): boolean {
+export function equal(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
