@@ -74,30 +74,39 @@ export function newTodoBytes(request: NewTodo): number {
 }
 
 /**
- * A record before it has its id, as a queued POST's writer made it (lib/dynamodb/queue.ts): its
- * fields but the id, and its bytes in the list as its writer counts them at id 0. A commit of any
- * version numbers it and writes it as it is, fields that version does not know included.
+ * A record before it has its id, as a queued POST's writer made it (lib/dynamodb/queue.ts), told
+ * by how it differs from the POST's request, which rides beside it: the fields the record holds
+ * otherwise than asked (`fields`: `completed`, a default), those of the request it does not hold
+ * (`omit`), and its bytes in the list as its writer counts them at id 0. A commit of any version
+ * numbers it and writes it whole, fields that version does not know included, from the request and
+ * this difference alone; the request is not stored twice (an intent up to INLINE_PAYLOAD_BYTES
+ * rides in the queue's looks).
  */
 export interface TodoDraft {
   readonly fields: Readonly<Record<string, unknown>>;
+  readonly omit?: readonly string[];
   readonly bytes: number;
 }
 
 /** The draft of the record `request` makes. */
 export function draftOf(request: NewTodo): TodoDraft {
   const placeholder = createTodo(request, 0);
-  const fields: Record<string, unknown> = { ...placeholder };
-  delete fields.id;
-  return { fields, bytes: listBytes(placeholder) };
+  const asked: Readonly<Record<string, unknown>> = { ...request };
+  const held = Object.entries(placeholder).filter(([field]) => field !== 'id');
+  const fields = held.filter(([field, value]) => JSON.stringify(asked[field]) !== JSON.stringify(value));
+  const omit = Object.keys(asked).filter((field) => !(field in placeholder));
+  return { fields: Object.fromEntries(fields), ...(omit.length > 0 && { omit }), bytes: listBytes(placeholder) };
 }
 
 /**
- * A draft with its id, and its bytes in the list. Every field is kept as the writer made it (no
- * `recordOf`, which keeps only this version's fields); the id is a JSON number, its decimal digits
- * where the placeholder 0 took one.
+ * The record a draft and its request make with `id`, and its bytes in the list. Every field is kept
+ * as the writer made it (no `recordOf`, which keeps only this version's fields); the id is a JSON
+ * number, its decimal digits where the placeholder 0 took one.
  */
-export function numbered(draft: TodoDraft, id: number): { todo: Todo; bytes: number } {
-  return { todo: { ...draft.fields, id } as unknown as Todo, bytes: draft.bytes + String(id).length - 1 };
+export function numbered(draft: TodoDraft, request: NewTodo, id: number): { todo: Todo; bytes: number } {
+  const asked = Object.entries(request).filter(([field]) => !draft.omit?.includes(field));
+  const todo = { ...Object.fromEntries(asked), ...draft.fields, id } as unknown as Todo;
+  return { todo, bytes: draft.bytes + String(id).length - 1 };
 }
 
 /**

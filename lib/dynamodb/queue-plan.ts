@@ -122,7 +122,7 @@ export interface QueueWrite {
 
 /** The record a taken intent gets with `id`, as its POST's version made it. */
 function recordFor({ payload }: TakenIntent, id: number): { todo: Todo; bytes: number } {
-  return numbered(payload.draft ?? draftOf(payload.request), id);
+  return numbered(payload.draft ?? draftOf(payload.request), payload.request, id);
 }
 
 /** What one commit does: write these, delete every intent it took, and leave these outcomes. */

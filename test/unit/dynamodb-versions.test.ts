@@ -275,9 +275,9 @@ describe('a queue commit writes each POST as its own version made it', () => {
 
   it("a head of this version writes N+1's draft whole, with its id and the size N+1 counted", () => {
     const draft = next.draftOf(HIGH);
-    const plan = planCommit({ next: 10, bytes: 0 }, [intent('n1', draft, HIGH_READ_NOW)], 'n1', now);
+    const plan = planCommit({ next: 10, bytes: 0 }, [intent('n1', draft, HIGH)], 'n1', now);
 
-    const numbered = next.numbered(draft, 10);
+    const numbered = next.numbered(draft, HIGH, 10);
     expect(plan.writes.map(({ todo, bytes }) => ({ todo, bytes }))).toEqual([numbered]);
     const transaction = commitTransaction(TABLE, plan, { token: 't', now });
     const record = transaction.actions[transaction.roles.indexOf('record n1')];
