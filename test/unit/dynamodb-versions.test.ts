@@ -4,7 +4,7 @@ import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamo
 import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
-import { commitTransaction } from '../../lib/dynamodb/queue';
+import { INLINE_PAYLOAD_BYTES, commitTransaction } from '../../lib/dynamodb/queue';
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
 import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
@@ -12,7 +12,9 @@ import {
   SEED_TODOS,
   applyPatch,
   createTodo,
+  draftOf,
   listBytes,
+  numbered,
   sizelessBytes,
   type IdempotencyClaim,
   type NewTodo,
@@ -284,6 +286,13 @@ describe('a queue commit writes each POST as its own version made it', () => {
     expect(record).toEqual({
       Put: expect.objectContaining({ Item: { pk: TODO_PARTITION, ...numbered.todo, size: numbered.bytes } }),
     });
+  });
+
+  it('a draft does not repeat the request: a POST of a 900-byte title still rides in its intent (the draft adds about 55 bytes)', () => {
+    const request = { title: 't'.repeat(900) };
+    const payload = { request, draft: draftOf(request) };
+    expect(Buffer.byteLength(JSON.stringify(payload))).toBeLessThanOrEqual(INLINE_PAYLOAD_BYTES);
+    expect(numbered(payload.draft, request, 7).todo).toEqual(createTodo(request, 7));
   });
 
   it('an intent of the version before drafts is written from its request', () => {
