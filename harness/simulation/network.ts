@@ -12,6 +12,9 @@ import {
   type Answer,
 } from './answers';
 import type { Runtime } from '../../lib/runtime';
+import { claimKey } from '../../lib/dynamodb/claims';
+import { outcomeKey } from '../../lib/dynamodb/queue';
+import { COUNTER_KEY, TODO_PARTITION } from '../../lib/dynamodb/table';
 import type { SimulatedDynamoDb } from './dynamodb';
 
 /**
@@ -69,7 +72,69 @@ export type Faults = readonly Step[] | { readonly rate: number; readonly random:
 
 const LEG_MS = 1;
 const SERVICE_MS = 2;
-const WRITES = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
+
+/** Every kind of request the store sends (lib/dynamodb/client.ts): a summary counts each, none left out. */
+export const REQUEST_KINDS = ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+const WRITES: readonly string[] = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
+/** The writes that are not transactions: a fault's answer to one of these is a single write's (see `refusal`). */
+export const SINGLE_WRITES: readonly string[] = ['PutItem', 'UpdateItem', 'DeleteItem'];
+
+/**
+ * The kinds of the roles a transaction's actions play (lib/dynamodb/transaction.ts: `counter`,
+ * `record …`, `claim …`, `intent …`, `outcome …`). The roles never go on the wire: the network
+ * tells them by each action's key, as lib/dynamodb/table.ts lays the table out; `other` is an
+ * action on a key of none of these (a role added since, which this should learn).
+ */
+export const ROLE_KINDS = ['counter', 'record', 'claim', 'intent', 'outcome', 'other'] as const;
+export type RoleKind = (typeof ROLE_KINDS)[number];
+
+/** How many copies met a fault: by request kind, and, for a transaction's, once for each kind of role it holds. */
+export interface FaultedCopies {
+  readonly byKind: Record<RequestKind, number>;
+  readonly byRole: Record<RoleKind, number>;
+}
+
+export function noFaultedCopies(): FaultedCopies {
+  return {
+    byKind: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>,
+    byRole: Object.fromEntries(ROLE_KINDS.map((kind) => [kind, 0])) as Record<RoleKind, number>,
+  };
+}
+
+/** `into` plus `more`, kind by kind: a scenario's counts over its runs. */
+export function addFaultedCopies(into: FaultedCopies, more: FaultedCopies): void {
+  for (const kind of REQUEST_KINDS) into.byKind[kind] += more.byKind[kind];
+  for (const kind of ROLE_KINDS) into.byRole[kind] += more.byRole[kind];
+}
+
+const CLAIM_PREFIX = claimKey('').pk;
+const OUTCOME_PREFIX = outcomeKey('').pk;
+
+/** The kind of role an action on this key plays: the counter's own item, or an intent under its partition, and so on. */
+function roleKindOf(pk: string, id: string): RoleKind {
+  if (pk === COUNTER_KEY.pk) return id === String(COUNTER_KEY.id) ? 'counter' : 'intent';
+  if (pk === TODO_PARTITION) return 'record';
+  if (pk.startsWith(CLAIM_PREFIX)) return 'claim';
+  if (pk.startsWith(OUTCOME_PREFIX)) return 'outcome';
+  return 'other';
+}
+
+type WireKey = Record<string, { readonly S?: string; readonly N?: string } | undefined>;
+type WireAction = Record<string, { readonly Key?: WireKey; readonly Item?: WireKey } | undefined>;
+
+/** The kinds of role a TransactWriteItems body's actions play, each once. */
+function roleKinds(body: string): Set<RoleKind> {
+  const { TransactItems } = JSON.parse(body) as { TransactItems: WireAction[] };
+  const kinds = new Set<RoleKind>();
+  for (const action of TransactItems) {
+    for (const inner of Object.values(action)) {
+      const key = inner?.Key ?? inner?.Item;
+      if (key !== undefined) kinds.add(roleKindOf(key.pk?.S ?? '', key.id?.N ?? ''));
+    }
+  }
+  return kinds;
+}
 
 /** One line of a run's trace. */
 export type TraceLine = string;
@@ -137,6 +202,10 @@ export class Network {
   #faults: Faults | undefined;
   readonly #held: { landsAt: number; operation: string; body: string; copy: number }[] = [];
   readonly trace: TraceLine[] = [];
+  /** The operation of each copy of a write sent while faults were on, in order: the explorer's view of what a fault meets. */
+  readonly copies: string[] = [];
+  /** The copies that met a fault, counted for the summary of `npm run simulate`. */
+  readonly faulted: FaultedCopies = noFaultedCopies();
 
   constructor(
     private readonly dynamodb: SimulatedDynamoDb,
@@ -162,6 +231,8 @@ export class Network {
     const copy = counted ? ++this.#writes : 0;
     if (counted) this.#landHeld(copy);
     const step = counted ? this.#stepFor(copy) : undefined;
+    if (counted) this.copies.push(operation);
+    if (step !== undefined) this.#count(operation, body);
     const kind = counted ? `copy ${copy}` : WRITES.includes(operation) ? 'set-up' : 'read';
     const label = `${kind} ${operation}${summary(body)}`;
     this.#log(`${label}: sent${step === undefined ? '' : ` (${step.fault})`}`);
@@ -172,6 +243,12 @@ export class Network {
       this.#deliver({ operation, body, copy, step, reply });
     });
   };
+
+  #count(operation: string, body: string): void {
+    if (operation in this.faulted.byKind) this.faulted.byKind[operation as RequestKind]++;
+    if (operation !== 'TransactWriteItems') return;
+    for (const kind of roleKinds(body)) this.faulted.byRole[kind]++;
+  }
 
   /** What becomes of one copy under its step of the script: it reaches DynamoDB or not, and its answer comes back or not. */
   #deliver({ operation, body, copy, step, reply }: Delivery): void {

@@ -9,7 +9,7 @@ import type { IdempotencyClaim, Todo, WriteOptions } from '../../lib/todos';
 import { nextStoreClass, type StoreClass, type Version } from '../versions';
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
-import { Network, type Faults, type Step } from './network';
+import { Network, type FaultedCopies, type Faults, type Step } from './network';
 
 /**
  * One run of the simulator: the store's own code, unchanged, as one or more containers
@@ -67,6 +67,10 @@ export interface RunResult {
   readonly trace: string[];
   /** Copies of writes sent while faults were on: a script longer than this met nothing past it. */
   readonly writesSent: number;
+  /** The operation of each of those copies, in order (explore.ts prunes by what a fault met). */
+  readonly copies: readonly string[];
+  /** The copies that met a fault, by request kind and by role. */
+  readonly faulted: FaultedCopies;
 }
 
 /** A small seeded generator (mulberry32): the run's only source of randomness. */
@@ -236,7 +240,13 @@ function describe(error: unknown): string {
 }
 
 function result(network: Network, violations: string[]): RunResult {
-  return { violations, trace: network.trace, writesSent: network.writesSent };
+  return {
+    violations,
+    trace: network.trace,
+    writesSent: network.writesSent,
+    copies: network.copies,
+    faulted: network.faulted,
+  };
 }
 
 export { todoEtag };
