@@ -357,10 +357,16 @@ function errorName(answer: Answer): string {
 
 /** What a request touches, for the trace: its keys, never its items. */
 function summary(body: string): string {
-  const keys = [
-    ...body.matchAll(/"pk":\{"S":"([^"]*)"\},"id":\{"N":"([^"]*)"\}|"id":\{"N":"([^"]*)"\},"pk":\{"S":"([^"]*)"\}/g),
-  ]
-    .map(([, pk1, id1, id2, pk2]) => `${pk1 ?? pk2}/${id1 ?? id2}`)
-    .filter((key, i, all) => all.indexOf(key) === i);
-  return keys.length === 0 ? '' : ` ${keys.slice(0, 6).join(' ')}${keys.length > 6 ? ' …' : ''}`;
+  const keys: string[] = [];
+  // Every map that holds a key (an item, a Key), wherever its attributes stand: a record the queue
+  // numbers has its id after its other fields.
+  function visit(value: unknown): void {
+    if (typeof value !== 'object' || value === null) return;
+    const { pk, id } = value as { pk?: { S?: unknown }; id?: { N?: unknown } };
+    if (typeof pk?.S === 'string' && typeof id?.N === 'string') keys.push(`${pk.S}/${id.N}`);
+    for (const inner of Object.values(value)) visit(inner);
+  }
+  visit(JSON.parse(body));
+  const unique = keys.filter((key, i) => keys.indexOf(key) === i);
+  return unique.length === 0 ? '' : ` ${unique.slice(0, 6).join(' ')}${unique.length > 6 ? ' …' : ''}`;
 }
