@@ -53,9 +53,9 @@ export function added(todos: readonly Todo[]): Added {
 
 /**
  * A POST's action on the counter: the records `added` take the ids from `counter.next` on, if no
- * one moved it and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent (the POSTs
- * waiting find them there); a POST alone, which no one waits for, clears them, so that the counter
- * stays small while no queue forms.
+ * one moved it and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent
+ * (the POSTs waiting find them there); a POST alone, which no one waits for, clears them, so that
+ * the counter stays small while no queue forms.
  */
 export function counterMove(
   table: string,
@@ -141,12 +141,12 @@ export const RAISE_WITHIN_MS = 500;
  */
 export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
   const short = items
-    .map((item) => ({ item: item as unknown as TodoItem, answered: listBytes(toTodo(item)) }))
-    .filter(({ item, answered }) => storedSize(item) < answered)
+    .map((item) => ({ item: item as unknown as TodoItem, stored: storedSize(item), answered: listBytes(toTodo(item)) }))
+    .filter(({ stored, answered }) => stored < answered)
     .slice(0, MAX_RAISES);
   if (short.length === 0) return;
   const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid());
-  const growth = short.reduce((sum, { item, answered }) => sum + answered - storedSize(item), 0);
+  const growth = short.reduce((sum, { stored, answered }) => sum + answered - stored, 0);
   transaction.add('counter', sizeChange(table.name, growth, { unbounded: true }));
   for (const { item, answered } of short) {
     // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it

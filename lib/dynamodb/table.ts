@@ -9,8 +9,8 @@ import type { DynamoDb, Item } from './client';
  * - Every Todo is an item under `pk = "TODO"` with its id as `id`, so one Query returns the whole
  *   list in id order, which is creation order. Each carries a version `v` that every change of
  *   the item moves on (a PUT, a list's raise of its size; absent: 0), so that a write can be made
- *   conditional on the record being as it was read,
- *   and `size`, its bytes in the list as its writer counted them (`storedSize`). Its other
+ *   conditional on the record being as it was read, and `size`, its bytes in the list as its
+ *   writer counted them (`storedSize`). Its other
  *   attributes are the record's fields, each as the version that wrote it named it: a write
  *   changes only what it names, so fields of another version are kept (docs/design.md, "Two
  *   versions on one table").
