@@ -31,6 +31,11 @@ const MIXED = { perSecond: 1_000, readShare: 0.9, containers: 256, lists: [1_000
 const SENSITIVITY = { containers: 64, rate: 100, cpuMs: [0, 1] };
 const WARM_SECONDS = 2;
 const SECONDS = 10;
+/**
+ * `SCALE_POINTS=<regular expression>`: only the points whose names match it run (a full table is
+ * about 10 minutes of one core); e.g. `SCALE_POINTS='^queue: POSTs at 200/s, 256 ' npm run bench -- scale`.
+ */
+const ONLY = process.env.SCALE_POINTS === undefined ? undefined : new RegExp(process.env.SCALE_POINTS);
 
 function counted(statuses: Record<number, number>, status: number): number {
   return statuses[status] ?? 0;
@@ -65,14 +70,29 @@ function row(name: string, unit: string, point: Point): Row {
   };
 }
 
+function mixedName(design: Design, records: number): string {
+  return `${design}: ${MIXED.perSecond} requests/s, ${MIXED.readShare * 100} % reads, list of ${records} records, ${MIXED.containers} containers`;
+}
+
+function wanted(name: string): boolean {
+  return ONLY === undefined || ONLY.test(name);
+}
+
 async function measured(workload: Workload, name: string, unit: string, rows: Row[]): Promise<void> {
+  if (!wanted(name)) return;
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const point = await runPoint(workload);
+  const { user, system } = process.cpuUsage(cpu);
+  const cpuSeconds = round((user + system) / 1e6, 1);
   const found = row(name, unit, point);
+  // What the point cost this machine to simulate: the model's own price, not AWS's.
+  found.note = `${found.note ?? ''}; simulated in ${cpuSeconds} s of CPU`;
   rows.push(found);
+  const busy = round(100 * (point.busy.createTodo ?? 0), 0);
   console.log(
-    `  ${name}: ${found.value} ${unit} (${found.note?.split('; ')[1] ?? ''}), ${point.bottleneck} ` +
-      `[${round((performance.now() - started) / 1000, 1)} s]`,
+    `  ${name}: ${found.value} ${unit} (${found.note.split('; ')[1] ?? ''}), createTodo ${busy} % busy, ${point.bottleneck} ` +
+      `[${round((performance.now() - started) / 1000, 1)} s, ${cpuSeconds} s of CPU]`,
   );
 }
 
@@ -103,6 +123,8 @@ export async function scale(): Promise<Row[]> {
     }
   }
   for (const records of MIXED.lists) {
+    // Filling the list takes longer than a point: not for points filtered out.
+    if (!DESIGNS.some((design) => wanted(mixedName(design, records)))) continue;
     const table = await filledTable(records, 20);
     for (const design of DESIGNS) {
       await measured(
@@ -118,7 +140,7 @@ export async function scale(): Promise<Row[]> {
           seed: records,
           table,
         },
-        `${design}: ${MIXED.perSecond} requests/s, ${MIXED.readShare * 100} % reads, list of ${records} records, ${MIXED.containers} containers`,
+        mixedName(design, records),
         'requests/s',
         rows,
       );
@@ -150,7 +172,7 @@ export async function scale(): Promise<Row[]> {
     name: 'wall-clock time of the whole table',
     value: round((performance.now() - started) / 1000, 0),
     unit: 's',
-    note: `${rows.length} points, each ${WARM_SECONDS} s of warm-up and ${SECONDS} s measured in simulated time`,
+    note: `${rows.length} points${ONLY === undefined ? '' : ` matching ${String(ONLY)}`}, each ${WARM_SECONDS} s of warm-up and ${SECONDS} s measured in simulated time`,
   });
   return rows;
 }
