@@ -1,4 +1,5 @@
 import { payloadKey } from '../../lib/dynamodb/queue';
+import { storedSize } from '../../lib/dynamodb/table';
 import type { NewTodo } from '../../lib/todos';
 import type { Item } from './dynamodb';
 
@@ -23,7 +24,9 @@ const PAYLOAD_PREFIX = payloadKey('').pk;
  *   again, so an item's attributes only ever grow. (No field of the domain is cleared by a PUT; a
  *   field that a PUT may clear would make this check name what that PUT cleared.)
  * - The list's size equals a recount: the counter's `bytes` is the sum of each record's stored
- *   `size` (lib/dynamodb/table.ts), which every version moves alike; and every record has one.
+ *   size (lib/dynamodb/table.ts, storedSize), which every version moves alike; and every record
+ *   has a `size`, but one the table held before it had sizes (first seen while the counter had
+ *   no `bytes`: the code before sizes wrote it, and it counts as that code counted it).
  */
 export class Invariants {
   /** Each queued POST's title, by uuid, from its payload. */
@@ -39,6 +42,8 @@ export class Invariants {
   readonly #firstTitles = new Map<number, string>();
   /** The attributes each record's item has had, by id. */
   readonly #attributes = new Map<number, Set<string>>();
+  /** Records first seen while the counter had no `bytes`: stored before sizes, they may have none. */
+  readonly #beforeSizes = new Set<number>();
 
   /** Checks the table's items after a step; `step` names it in a violation. */
   check(items: readonly Item[], step: string): void {
@@ -52,8 +57,12 @@ export class Invariants {
       const { title } = payload.request as NewTodo;
       this.#titles.set(String(payload.pk).slice(PAYLOAD_PREFIX.length), title);
     }
-    for (const record of records)
-      if (!this.#firstTitles.has(Number(record.id))) this.#firstTitles.set(Number(record.id), String(record.title));
+    for (const record of records) {
+      const id = Number(record.id);
+      if (this.#firstTitles.has(id)) continue;
+      this.#firstTitles.set(id, String(record.title));
+      if (counter?.bytes === undefined) this.#beforeSizes.add(id);
+    }
     const found = [
       ...this.#ids(records, counter),
       ...this.#onePerPost(records),
@@ -100,9 +109,11 @@ export class Invariants {
   #recount(records: readonly Item[], counter: Item | undefined): string[] {
     // A table seeded before the list had a size has no `bytes` until a write counts it.
     if (counter?.bytes === undefined) return [];
-    const unsized = records.filter((record) => typeof record.size !== 'number');
+    const unsized = records.filter(
+      (record) => typeof record.size !== 'number' && !this.#beforeSizes.has(Number(record.id)),
+    );
     if (unsized.length > 0) return [`records ${unsized.map(({ id }) => String(id)).join(', ')} have no size`];
-    const sum = records.reduce((total, record) => total + Number(record.size), 0);
+    const sum = records.reduce((total, record) => total + storedSize(record), 0);
     return sum === Number(counter.bytes)
       ? []
       : [`the counter's bytes are ${Number(counter.bytes)}, its records' sizes ${sum}`];

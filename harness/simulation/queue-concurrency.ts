@@ -1,0 +1,49 @@
+import { idsIntact, postChecks, seededContainer, withRetries } from './clients';
+import type { Answered, Scenario } from './world';
+import type { Todo } from '../../lib/todos';
+
+/**
+ * The queue of POSTs under concurrency (issue 41, item 4): several containers, each a Lambda
+ * instance serving one POST at a time, POST at once on a counter another container moved, so
+ * their POSTs queue (lib/dynamodb/queue.ts): intents written, heads taking the lease, commits of
+ * many POSTs of many containers in one transaction, outcomes read back. Every POST must get one
+ * record or none (one for a 201, exactly the one answered; none or one for a 503), and the ids
+ * from 3 must be exactly those the counter gave; with no fault, every POST is answered 201.
+ */
+
+/** What each POST was answered, by its title (each unique: invariants.ts knows a record by its title). */
+interface Posted {
+  readonly title: string;
+  readonly answered: Answered<{ value: Todo }>;
+}
+
+function queueUnderConcurrency(containers: number, postsEach: number, keyed: boolean): Scenario {
+  return async (world) => {
+    const fleet = await Promise.all(Array.from({ length: containers }, () => seededContainer(world)));
+    const [first] = fleet;
+    if (first === undefined) throw new Error('no container');
+    // Every container read the counter at its list; this POST moves it, so each finds it moved and queues.
+    await first.create({ title: 'before the queue' });
+    world.startFaults();
+    const posted: Posted[] = [];
+    await Promise.all(
+      fleet.map(async (container, c) => {
+        for (let n = 0; n < postsEach; n++) {
+          const title = `container ${c}, POST ${n}`;
+          const key = keyed ? `"${title}"` : undefined;
+          const answered = await withRetries(world, keyed, () => container.create({ title }, world.options(key)));
+          posted.push({ title, answered });
+        }
+      }),
+    );
+    return () => [...posted.flatMap(({ title, answered }) => postChecks(world, title, answered)), ...idsIntact(world)];
+  };
+}
+
+/** The queue's scenarios, by name: four containers of four POSTs, and six of three. */
+export const QUEUE_UNDER_CONCURRENCY: Readonly<Record<string, Scenario>> = {
+  'queue: four containers, four POSTs each': queueUnderConcurrency(4, 4, false),
+  'queue: four containers, four POSTs each, keyed': queueUnderConcurrency(4, 4, true),
+  'queue: six containers, three POSTs each': queueUnderConcurrency(6, 3, false),
+  'queue: six containers, three POSTs each, keyed': queueUnderConcurrency(6, 3, true),
+};
