@@ -1,7 +1,8 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import aws4 from 'aws4';
 import { unlessAborted } from '../abort';
+import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { SigningClock } from './clock';
 import type { Credentials } from './credentials';
 
@@ -10,7 +11,8 @@ import type { Credentials } from './credentials';
  * `aws4` at the signing clock's time, sent over node:https on a kept-alive socket, within a
  * connect and an answer timeout; the signal ends it at once. What a copy's answer means, and
  * whether to send another, is the caller's (lib/dynamodb/client.ts): this is its default
- * `Transport`, the one the simulator replaces (harness/simulation/).
+ * `Transport`. The simulator runs it too, over sockets of its own and on its clock (`Wire`,
+ * harness/simulation/socket.ts), so that its network's faults meet these timeouts.
  */
 
 /** How long one copy may take to connect, and to be answered once connected. */
@@ -53,21 +55,60 @@ export interface Service {
   readonly maxSockets: number;
 }
 
+/**
+ * What an attempt needs of node:http: a request, the socket it is given, and its answer (a
+ * ClientRequest, its net.Socket and its IncomingMessage are these).
+ */
+export interface OutgoingRequest {
+  on(event: 'socket', listener: (socket: RequestSocket) => void): unknown;
+  on(event: 'response', listener: (answer: IncomingAnswer) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  once(event: 'close', listener: () => void): unknown;
+  destroy(error: Error): unknown;
+  end(body: string): unknown;
+}
+export interface RequestSocket {
+  /** True while a new socket connects; false for a kept-alive one. */
+  readonly connecting: boolean;
+  once(event: 'connect', listener: () => void): unknown;
+}
+export interface IncomingAnswer {
+  readonly statusCode?: number | undefined;
+  readonly headers: { readonly date?: string | undefined };
+  /** True once the whole answer was read. */
+  readonly complete: boolean;
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+}
+
+/**
+ * What the copies go out on: node:http's client on a pool of kept-alive sockets, timed by the
+ * process's clock, in production; the simulator's sockets and clock in a run.
+ */
+export interface Wire {
+  /** Opens one request to the service, with these headers: a POST. */
+  readonly open: (headers: Record<string, string>) => OutgoingRequest;
+  /** The clock of the timeouts and of the signature's time. */
+  readonly runtime: Pick<Runtime, 'now' | 'after'>;
+}
+
+/** node:https's (node:http's for a local endpoint) client, on a pool of `service.maxSockets` kept-alive sockets. */
+function nodeWire(service: Service): Wire {
+  const secure = service.url.protocol === 'https:';
+  const agent = new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: service.maxSockets });
+  const request = secure ? httpsRequest : httpRequest;
+  return { open: (headers) => request(service.url, { method: 'POST', agent, headers }), runtime: REAL_RUNTIME };
+}
+
 interface Connection extends Service {
-  readonly agent: HttpAgent;
-  readonly request: typeof httpRequest;
+  readonly wire: Wire;
   readonly clock: SigningClock;
 }
 
 /** Sends copies to `service` over HTTPS (HTTP for a local endpoint), each signed, on the same pool of sockets. */
-export function httpsTransport(service: Service): Transport {
-  const secure = service.url.protocol === 'https:';
-  const to: Connection = {
-    ...service,
-    agent: new (secure ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: service.maxSockets }),
-    request: secure ? httpsRequest : httpRequest,
-    clock: new SigningClock(),
-  };
+export function httpsTransport(service: Service, wire: Wire = nodeWire(service)): Transport {
+  const to: Connection = { ...service, wire, clock: new SigningClock(wire.runtime.now) };
   return (operation, body, signal) => attempt(to, operation, body, signal);
 }
 
@@ -97,14 +138,17 @@ async function signedHeaders(to: Connection, operation: string, body: string): P
  * request with a TimeoutError. Returns what clears them, and whether the request may have gone out:
  * until its socket connects, nothing was sent.
  */
-function watchTimeouts(request: ClientRequest): { clear: () => void; mayHaveGone: () => boolean } {
-  let timer: NodeJS.Timeout | undefined;
+function watchTimeouts(
+  request: OutgoingRequest,
+  runtime: Wire['runtime'],
+): { clear: () => void; mayHaveGone: () => boolean } {
+  let cancel: (() => void) | undefined;
   let connected = false;
   function timeout(what: string, ms: number): void {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
+    cancel?.();
+    cancel = runtime.after(ms, () => {
       request.destroy(new RequestFailure('TimeoutError', `no ${what} within ${ms} ms`, connected));
-    }, ms);
+    });
   }
   function onConnected(): void {
     connected = true;
@@ -120,14 +164,14 @@ function watchTimeouts(request: ClientRequest): { clear: () => void; mayHaveGone
   });
   return {
     clear: () => {
-      clearTimeout(timer);
+      cancel?.();
     },
     mayHaveGone: () => connected,
   };
 }
 
 /** An answer's JSON, read whole: a body that is not JSON becomes the message of an error answer. */
-function readAnswer(answer: IncomingMessage): Promise<{ status: number; body: Record<string, unknown> }> {
+function readAnswer(answer: IncomingAnswer): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     answer.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -162,8 +206,8 @@ async function attempt(
   const headers = await unlessAborted(signedHeaders(to, operation, body), signal);
   signal.throwIfAborted();
   const reply = await new Promise<Answer & { date: string | undefined }>((resolve, reject) => {
-    const request = to.request(to.url, { method: 'POST', agent: to.agent, headers });
-    const timeouts = watchTimeouts(request);
+    const request = to.wire.open(headers);
+    const timeouts = watchTimeouts(request, to.wire.runtime);
     function onAbort(): void {
       request.destroy(signal.reason as Error);
     }
@@ -178,9 +222,9 @@ async function attempt(
       else if (error instanceof RequestFailure) reject(error);
       else reject(new RequestFailure('NetworkError', error.message, timeouts.mayHaveGone(), error));
     }
-    let answered: IncomingMessage | undefined;
+    let answered: IncomingAnswer | undefined;
     request.on('error', fail);
-    request.on('response', (answer: IncomingMessage) => {
+    request.on('response', (answer) => {
       answered = answer;
       readAnswer(answer).then((read) => {
         done();
