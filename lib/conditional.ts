@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { InvalidInput, PreconditionFailed } from './errors';
-import { todoJson, type Precondition, type Todo } from './todos';
+import { SEED_TODOS, todoJson, type Precondition, type Todo } from './todos';
 
 /**
  * Conditional requests (RFC 9110 §13), so that two clients editing one record cannot overwrite
@@ -21,6 +21,21 @@ export function etagOf(body: string): string {
   // loaded by then anyway (its requests are signed), and the memory store's only run locally.
   const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(body).digest('base64url');
   return `"${digest.slice(0, 22)}"`;
+}
+
+/**
+ * How this version of the code shows a record: a deploy that shows records otherwise (a new field,
+ * a default) shows the list otherwise at the same version, so the list's tag changes with it.
+ */
+const REPRESENTATION = JSON.stringify(SEED_TODOS);
+
+/**
+ * The list's weak entity tag: of the list's name (a table made again is another list), its
+ * version, which every write moves (lib/dynamodb/list.ts), and how this code shows records. So
+ * a tag names one state of one list, as the same bytes, and is known from the version alone.
+ */
+export function listTag(listId: string, version: number): string {
+  return `W/${etagOf(`${listId}:${version}:${REPRESENTATION}`)}`;
 }
 
 /** The entity tag of a Todo's JSON, as its GET, PUT and POST answers give it. */

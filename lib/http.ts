@@ -5,11 +5,11 @@ import type {
   Context,
 } from 'aws-lambda';
 import { accessLog, type Answered } from './access-log';
-import { etagOf, notModified, preconditionFailure, todoEtag } from './conditional';
+import { notModified, preconditionFailure, todoEtag } from './conditional';
 import { InvalidInput, PreconditionFailed, Refusal } from './errors';
 import { log } from './log';
 import { metricFields } from './metrics';
-import type { Deadline, Todo, Written } from './todos';
+import type { Deadline, Todo, TodoList, Written } from './todos';
 
 /**
  * The HTTP edge: how a request is read and how every answer is written.
@@ -100,14 +100,14 @@ function acceptsGzip(header = ''): boolean {
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
  * itself. The answer varies with Accept-Encoding, and says so to caches. Its entity tag is weak
  * (`W/"…"`), one for both encodings, as RFC 9110 §8.8.1 allows for the same content: so a 304 for
- * a client's If-None-Match is decided before any compression. A weak tag never matches If-Match,
- * so any If-Match but `*` is a 412.
+ * a client's If-None-Match is decided before any compression, by the store from the list's
+ * version alone when it can (`held`: no record is read for a 304). A weak tag never matches
+ * If-Match, so any If-Match but `*` is a 412.
  */
-export function listAnswer(event: APIGatewayProxyEventV2, todos: readonly Todo[]): HttpResponse {
-  const body = JSON.stringify(todos);
-  const etag = `W/${etagOf(body)}`;
+export function listAnswer(event: APIGatewayProxyEventV2, { tag: etag, todos }: TodoList): HttpResponse {
   const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding', etag };
-  if (notModified(event, etag)) return notModifiedAnswer({ vary: headers.vary, etag });
+  if (todos === undefined || notModified(event, etag)) return notModifiedAnswer({ vary: headers.vary, etag });
+  const body = JSON.stringify(todos);
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
     // node:zlib is loaded by the first list worth compressing, not at load: requiring it costs
     // about 1 ms of a cold start (npm run bench -- coldInit).

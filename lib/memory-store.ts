@@ -1,4 +1,5 @@
 import { KeyReused, ListFull, PreconditionFailed, checkPrecondition } from './errors';
+import { listTag } from './conditional';
 import { MAX_LIST_BYTES } from './list-size';
 import {
   FIRST_NEW_ID,
@@ -28,6 +29,9 @@ interface MemoryState {
   bytes: number;
   /** Claimed keys, oldest first: a Map keeps insertion order. */
   readonly claims: Map<string, KeptClaim>;
+  /** The list's version, moved by every write, and its name (new at each seed): the list's tag (lib/conditional.ts). */
+  version: number;
+  listId: string;
 }
 
 /**
@@ -58,6 +62,8 @@ function seed(state: MemoryState): MemoryState {
     state.bytes += listBytes(todo);
   }
   state.nextId = FIRST_NEW_ID;
+  state.version = 0;
+  state.listId = process.getBuiltinModule('node:crypto').randomUUID();
   return state;
 }
 
@@ -66,6 +72,8 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   nextId: FIRST_NEW_ID,
   bytes: 0,
   claims: new Map(),
+  version: 0,
+  listId: '',
 }));
 /** The state's maps: a reset clears them, and nothing ever replaces them. */
 const { todos, claims } = state;
@@ -109,17 +117,20 @@ function keep(kept: KeptClaim): void {
   claims.set(kept.key, kept);
 }
 
-// The list's size (state.bytes) changes through these two only, one for each direction.
+// Every change of the list goes through these two, one for each direction of its size
+// (state.bytes); each moves the list's version.
 
 /** A record added, or made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
 function grow(bytes: number): void {
   if (state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
   state.bytes += bytes;
+  state.version += 1;
 }
 
-/** A record deleted, or made shorter: never refused. */
+/** A record deleted, or made shorter or no longer: never refused. */
 function shrink(bytes: number): void {
   state.bytes -= bytes;
+  state.version += 1;
 }
 
 // Records are replaced, never mutated, so a record handed out earlier keeps the value it had;
@@ -130,6 +141,11 @@ function shrink(bytes: number): void {
 function now<T>(value: T): Promise<T> {
   return Promise.resolve(value);
 }
+
+export const readList: TodoStore['readList'] = (_deadline, held) => {
+  const tag = listTag(state.listId, state.version);
+  return now(held?.(tag) ? { tag } : { tag, todos: [...todos.values()] });
+};
 
 export const list: TodoStore['list'] = () => now([...todos.values()]);
 
@@ -180,4 +196,4 @@ export const remove: TodoStore['remove'] = (id, { claim, precondition }: WriteOp
   );
 
 /** The memory store as one TodoStore, for whatever takes a whole store (the tests, the bench). */
-export const memoryStore: TodoStore = { list, get, create, update, remove };
+export const memoryStore: TodoStore = { readList, list, get, create, update, remove };

@@ -20,8 +20,10 @@ const dynamoDbStore: () => Promise<TodoStore> =
 /** The DynamoDB store, loaded on first use and once. */
 let loaded: Promise<TodoStore> | undefined;
 
-export const list: TodoStore['list'] =
-  process.env.TODO_STORE === 'dynamodb' ? async (deadline) => (await dynamoDbStore()).list(deadline) : memory.list;
+export const readList: TodoStore['readList'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (deadline, held) => (await dynamoDbStore()).readList(deadline, held)
+    : memory.readList;
 export const get: TodoStore['get'] =
   process.env.TODO_STORE === 'dynamodb'
     ? async (id, deadline) => (await dynamoDbStore()).get(id, deadline)

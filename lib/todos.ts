@@ -169,6 +169,18 @@ export interface WriteOptions {
   readonly precondition?: Precondition | undefined;
 }
 
+/** A list as a store answers it. */
+export interface TodoList {
+  /**
+   * The list's entity tag (lib/conditional.ts, listTag): taken from the list's version, which
+   * every write moves, so one tag names one state of the list, and a store tells it from a
+   * small read, without reading the records.
+   */
+  readonly tag: string;
+  /** Every record, in list order; absent when the caller said it holds the list with this tag. */
+  readonly todos?: readonly Todo[];
+}
+
 /** A write's result: what it wrote, or, for a retry of a keyed write, what the first one wrote. */
 export interface Written<T> {
   readonly value: T;
@@ -189,6 +201,12 @@ export interface Written<T> {
  * answer too, so a retry gets the 412 again.
  */
 export interface TodoStore {
+  /**
+   * The list, one snapshot of it, with its tag. `held` is asked the tag first: when it answers
+   * true (the caller holds the list with that tag: If-None-Match), the answer is the tag alone.
+   */
+  readList(deadline?: Deadline, held?: (tag: string) => boolean): Promise<TodoList>;
+  /** The list's records, as `readList` reads them. */
   list(deadline?: Deadline): Promise<Todo[]>;
   get(id: number, deadline?: Deadline): Promise<Todo | undefined>;
   /** The record is `createTodo(request, id)` with the next id. */

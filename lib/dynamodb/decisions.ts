@@ -28,7 +28,7 @@ export type Meaning =
   | { readonly kind: 'moved'; readonly counter: Counter | undefined }
   /** The counter is where the transaction expected, but the list has no room for it. */
   | { readonly kind: 'full'; readonly counter: Counter }
-  /** The counter has no size yet (a table seeded before the list had one). */
+  /** The counter has no size or no version yet (a table seeded before the list had them). */
   | { readonly kind: 'unsized' }
   /** The key was claimed before, for this request: its kept answer. */
   | { readonly kind: 'replay'; readonly kept: Item }
@@ -123,14 +123,17 @@ function claimFound(found: Item | undefined, action: TransactItem, now: number):
 /**
  * The counter as found: the seed's put finds one made; a POST's move (which expects `next` as
  * `:first`) finds `next` moved on, or the list without room; a size change, without room. A
- * counter with no `bytes` has no size yet.
+ * counter with no `bytes` or, where nothing else failed, no `version` is not prepared yet ('unsized').
  */
 function counterFound(found: Counter | undefined, action: TransactItem): Meaning {
   if ('Put' in action) return { kind: 'moved', counter: found };
   if (found?.bytes === undefined) return { kind: 'unsized' };
-  const expected = 'Update' in action ? action.Update.ExpressionAttributeValues?.[':first'] : undefined;
-  if (expected !== undefined && found.next !== expected) return { kind: 'moved', counter: found };
-  return { kind: 'full', counter: found };
+  const values = 'Update' in action ? action.Update.ExpressionAttributeValues : undefined;
+  if (values?.[':first'] !== undefined && found.next !== values[':first']) return { kind: 'moved', counter: found };
+  const room = values?.[':room'];
+  if (typeof room === 'number' && found.bytes > room) return { kind: 'full', counter: found };
+  // Where it was expected, with room: what failed is that it has no version yet.
+  return found.version === undefined ? { kind: 'unsized' } : { kind: 'full', counter: found };
 }
 
 /** One write of a transaction, as `decide` reads it: its roles' `who`, its key's claim, its bytes in the list at an id. */

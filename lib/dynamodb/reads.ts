@@ -1,15 +1,20 @@
-import { TODO_PARTITION, type Item, type TableAccess } from './table';
+import { TODO_PARTITION, todoKey, type Item, type TableAccess } from './table';
 
 /**
  * Reads, each strongly consistent, so that a client reads its own writes. A list past DynamoDB's
- * 1 MB page is read page by page; each page is as DynamoDB had it when it read that page, so a
- * list of several pages is not one snapshot (docs/design.md says what it may show).
+ * 1 MB page is read page by page; each page is as DynamoDB had it when it read that page, so the
+ * pages alone are not one snapshot: lib/dynamodb/list.ts makes them one.
  */
 
-/** Every item under the Todo partition, in id order: every page of the Query. */
-export async function todoItems(table: TableAccess, signal: AbortSignal, pageSize?: number): Promise<Item[]> {
+/** The items under the Todo partition from id `from` on (all of them by default), in id order: every page of the Query. */
+export async function todoItems(
+  table: TableAccess,
+  signal: AbortSignal,
+  { pageSize, from }: { pageSize?: number; from?: number } = {},
+): Promise<Item[]> {
   const items: Item[] = [];
-  let startKey: Item | undefined;
+  // A Query starts after its ExclusiveStartKey, which need not be an item's: after id from - 1 is from id `from` on.
+  let startKey: Item | undefined = from === undefined ? undefined : todoKey(from - 1);
   do {
     const page = await table.dynamodb.query(
       {

@@ -9,7 +9,7 @@ import {
   type Written,
 } from '../todos';
 import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
-import { sizeChange, sizeList } from './counter';
+import { editMove, prepareCounter } from './counter';
 import { getItem } from './reads';
 import { atVersion, storedRecord, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
 import type { ConditionCheckInput } from './client';
@@ -129,7 +129,9 @@ export function rewriteTransaction(
   { token, now }: { token: string; now: number },
 ): Transaction<Role> {
   const transaction = new Transaction<Role>(token).add('record', change.write);
-  if (change.growth !== 0) transaction.add('counter', sizeChange(table, change.growth));
+  // Every write of a record moves the list's version, a PUT that leaves the size as it was too:
+  // a list holding the version before reads the record again (lib/dynamodb/list.ts).
+  if (!change.preconditionFailed) transaction.add('counter', editMove(table, change.growth, change.todo.id));
   if (claim !== undefined) {
     const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.kept };
     transaction.add('claim', claimPut(table, claim, kept, now));
@@ -176,7 +178,7 @@ export function rewrite(
       const answer = settled.get('');
       if (answer instanceof Error) throw answer;
       if (answer !== undefined && answer !== 'done') return answer;
-      if (next.kind === 'size the list') await sizeList(table, signal);
+      if (next.kind === 'size the list') await prepareCounter(table, signal);
       else if (next.kind === 'changed') current = next.current as TodoItem | undefined;
       // Again as it was: the key's old claim expired meanwhile.
       else if (next.kind !== 'again') throw new Error(`a write of record ${id} cancelled for ${codes}`);

@@ -16,7 +16,13 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
   for (let attempt = 0; ; attempt++) {
     const counter = await readCounter(table, signal);
     if (counter !== undefined) return counter;
-    const fresh: Counter = { next: FIRST_NEW_ID, bytes: bytesOf(SEED_TODOS) };
+    const fresh: Counter = {
+      next: FIRST_NEW_ID,
+      bytes: bytesOf(SEED_TODOS),
+      version: 0,
+      edits: 0,
+      listId: table.runtime.uuid(),
+    };
     const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid()).add('counter', {
       Put: {
         TableName: table.name,

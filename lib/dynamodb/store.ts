@@ -14,6 +14,7 @@ import {
   type NewTodo,
   type Todo,
   type TodoPatch,
+  type TodoList,
   type TodoStore,
   type WriteOptions,
   type Written,
@@ -21,10 +22,10 @@ import {
 import { timeLimit, unlessAborted } from '../abort';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
-import { raiseSizes } from './counter';
 import { createPosts, type Post } from './posts';
 import type { PostState } from './queue';
-import { getItem, todoItems } from './reads';
+import { readList, type HeldList } from './list';
+import { getItem } from './reads';
 import { deleteChange, putChange, rewrite } from './rewrite';
 import { seeded } from './seed';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type TableAccess } from './table';
@@ -63,6 +64,12 @@ export interface DynamoDbStoreOptions {
    * design the queue was chosen over, kept for `npm run bench -- fleet`, which measures both.
    */
   readonly queuePosts?: boolean;
+  /**
+   * `written` while code from before list versions may still write to the table (the first of the
+   * two deploys that bring them, docs/operations.md): writes move the version, lists do not rely
+   * on it. `read`, the default: lists answer from it (lib/dynamodb/list.ts).
+   */
+  readonly listVersion?: 'read' | 'written';
 }
 
 /** A POST waiting for its record to be written, with others, in the next transaction. */
@@ -81,6 +88,8 @@ export class DynamoDbTodoStore implements TodoStore {
   /** The counter as this container knows it, and how its queue of POSTs goes (lib/dynamodb/queue.ts). */
   readonly #posts: PostState;
   #seeded: Promise<void> | undefined;
+  /** The list as this container last read it: the next list reads only what changed since (lib/dynamodb/list.ts). */
+  #held: HeldList | undefined;
   /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
   readonly #pending: PendingCreate[] = [];
   #committing = false;
@@ -94,12 +103,21 @@ export class DynamoDbTodoStore implements TodoStore {
     this.#posts = { counter: undefined, othersUntil: 0, commitMs: 20, queue: options.queuePosts ?? true };
   }
 
-  list(deadline?: Deadline): Promise<Todo[]> {
+  readList(deadline?: Deadline, held?: (tag: string) => boolean): Promise<TodoList> {
     return this.#call(deadline, async (signal) => {
-      const items = await todoItems(this.#table, signal, this.options.pageSize);
-      await raiseSizes(this.#table, items, signal);
-      return items.map(toTodo);
+      const read = await readList(this.#table, this.#held, signal, {
+        unchanged: held,
+        pageSize: this.options.pageSize,
+        versionTrusted: this.options.listVersion !== 'written',
+      });
+      // The list that ended last, whatever its version: the next list checks it against the counter.
+      if (read.held) this.#held = read.held;
+      return read.list;
     });
+  }
+
+  async list(deadline?: Deadline): Promise<Todo[]> {
+    return [...((await this.readList(deadline)).todos ?? [])];
   }
 
   get(id: number, deadline?: Deadline): Promise<Todo | undefined> {
@@ -302,12 +320,14 @@ function misconfigured(error: unknown): StoreMisconfigured | undefined {
 
 /**
  * The store as configured by the environment: TODOS_TABLE, and DYNAMODB_ENDPOINT locally.
- * TODO_POST_QUEUE=off turns the queue off (`queuePosts`), for the bench's comparison only.
+ * TODO_POST_QUEUE=off turns the queue off (`queuePosts`), for the bench's comparison only;
+ * TODO_LIST_VERSION=written is the stage parameter listVersion's first deploy (`listVersion`).
  */
 export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
   const table = env.TODOS_TABLE;
   if (table === undefined || table === '') throw new Error('TODOS_TABLE must name the DynamoDB table');
   return new DynamoDbTodoStore(dynamoDb({ endpoint: env.DYNAMODB_ENDPOINT }), table, {
     queuePosts: env.TODO_POST_QUEUE !== 'off',
+    listVersion: env.TODO_LIST_VERSION === 'written' ? 'written' : 'read',
   });
 }

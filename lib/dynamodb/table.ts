@@ -14,9 +14,10 @@ import type { DynamoDb, Item } from './client';
  *   attributes are the record's fields, each as the version that wrote it named it: a write
  *   changes only what it names, so fields of another version are kept (docs/design.md, "Two
  *   versions on one table").
- * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, and `bytes`, the
- *   list's size (lib/list-size.ts): the sum of the records' `size`. It exists once the table is
- *   seeded, and only then.
+ * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, `bytes`, the
+ *   list's size (lib/list-size.ts): the sum of the records' `size`, and the list's version with
+ *   what a list needs to read only what changed (lib/dynamodb/list.ts). It exists once the table
+ *   is seeded, and only then.
  * - Each queued POST (lib/dynamodb/queue.ts): its intent under the counter's partition, sorted by
  *   arrival, with what it asks for; a big request apart, `pk = "INTENT#<uuid>", id = 0`, where the
  *   queue's looks do not read it.
@@ -90,10 +91,21 @@ export function toTodo(item: Item | TodoItem): Todo {
   return recordOf(item as TodoItem);
 }
 
-/** The counter item; `bytes` is absent on a table seeded before the list had a size. */
+/**
+ * The counter item; `bytes` is absent on a table seeded before the list had a size, the list's
+ * version and what goes with it (lib/dynamodb/list.ts) on one seeded before the list had a version.
+ */
 export interface Counter {
   readonly next: number;
   readonly bytes?: number;
+  /** Moved by every write that changes what the list shows: a list read at one version is the list until it moves. */
+  readonly version?: number;
+  /** The PUTs and DELETEs so far: how many of the version's moves were edits of a record. */
+  readonly edits?: number;
+  /** This list's name (a UUID): a table made again under the same name is a new list, whose versions start again. */
+  readonly listId?: string;
+  /** `edited<k>`, `editedAt<k>`: the id of the last record edited with id ≡ k (mod EDIT_SLOTS), and the version it moved the list to. */
+  readonly [slot: `edited${number}` | `editedAt${number}`]: number | undefined;
 }
 
 /** The condition that an item still has the version read (absent counts as version 0), as a write's fields. */

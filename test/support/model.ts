@@ -56,6 +56,12 @@ export interface Model {
   keyPrefix: string;
   /** Each ETag seen (without `W/`), and the JSON of the Todo or list it came with: a tag names one content. */
   tags: Map<string, string>;
+  /**
+   * The list's tag as last answered (without `W/`). It names the list's version, which every
+   * applied write moves, whether or not the content comes back to the same bytes: so only this
+   * one is a match for If-None-Match, where a Todo's tag matches whatever answer has its content.
+   */
+  listTag?: string;
 }
 
 export interface Real {
@@ -159,6 +165,7 @@ const copyOf = (model: Model): Model => ({
   sent: [],
   keyPrefix: model.keyPrefix,
   tags: model.tags,
+  ...(model.listTag !== undefined && { listTag: model.listTag }),
 });
 
 /** A PUT body that asks for a change: a JSON object with a field a PUT may set. */
@@ -204,7 +211,9 @@ const NOT_MODIFIED: Reply = { status: 304, mediaType: '', body: '', replayed: fa
 function names(model: Model, header: string, content: unknown, comparison: 'weak' | 'strong'): boolean {
   if (header.trim() === '*') return true;
   if (comparison === 'strong' && Array.isArray(content)) return false;
-  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some(
+  const tags = header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+  if (Array.isArray(content)) return tags.some((tag) => tag.replace(/^W\//, '') === model.listTag);
+  return tags.some(
     (tag) =>
       !(comparison === 'strong' && tag.startsWith('W/')) &&
       model.tags.get(tag.replace(/^W\//, '')) === JSON.stringify(content),
@@ -354,6 +363,7 @@ function learnTag(model: Model, etag: string | undefined, reply: Omit<Reply, 'et
   const content = JSON.stringify(reply.body);
   expect({ answer: label, names: model.tags.get(tag) ?? content }).toEqual({ answer: label, names: content });
   model.tags.set(tag, content);
+  if (Array.isArray(reply.body)) model.listTag = tag;
 }
 
 const describeRequest = ({ method, id, body, key, ifMatch, ifNoneMatch }: Request) =>

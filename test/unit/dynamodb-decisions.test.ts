@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { claimPut } from '../../lib/dynamodb/claims';
-import { added, counterMove, sizeChange } from '../../lib/dynamodb/counter';
+import { added, counterMove, editMove, editSlot } from '../../lib/dynamodb/counter';
 import { decide, type Decision } from '../../lib/dynamodb/decisions';
 import { planPosts, postShares, postTransaction, type Post, type PostWrite } from '../../lib/dynamodb/posts';
 import { deleteChange, putChange, rewriteTransaction, type Change } from '../../lib/dynamodb/rewrite';
@@ -110,7 +110,7 @@ describe('a transaction’s actions and their roles', () => {
     expect(verdict({ 'intent 7': failed(), 'outcome u': failed() })).toBe('final');
     expect(verdict({ 'record 0': { code: 'ValidationError' } })).toBe('final');
     // A size change (a PUT's, a DELETE's) expects no `next`: its counter may have room later.
-    const resize = new Transaction<'counter'>('token').add('counter', sizeChange(TABLE, 10));
+    const resize = new Transaction<'counter'>('token').add('counter', editMove(TABLE, 10, 7));
     expect(resize.read([failed({ next: 99, bytes: MAX_LIST_BYTES })], Date.now()).verdict).toBe('refused');
     // The seed's counter, once there, is there for good.
     const seed = new Transaction<'counter'>('token').add('counter', { Put: { TableName: TABLE, Item: {} } });
@@ -187,7 +187,7 @@ describe('what a cancellation of POSTs means', () => {
         fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 1, maxLength: 20 }),
         fc.integer({ min: 0, max: 20_000 }),
         (sizes, room) => {
-          const full = { next: 50, bytes: MAX_LIST_BYTES - room };
+          const full = { next: 50, bytes: MAX_LIST_BYTES - room, version: 7 };
           const batch = sizes.map((size) => ({ request: { title: 'x'.repeat(size) }, claim: undefined }));
           const planned: PostWrite[] = planPosts(
             full,
@@ -222,10 +222,19 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   const current = { ...createTodo({ title: 'as read' }, 7), v: 3 };
   const keyed = claim('put');
 
-  it('puts the record, the list’s size (only when it changes) and the key’s claim under their roles', () => {
+  it('puts the record, the counter (the list’s size and version) and the key’s claim under their roles', () => {
     const completedOnly = putChange(TABLE, { completed: true })(current);
     expect(completedOnly.growth).toBe(0);
-    expect(rewriteTransaction(TABLE, completedOnly, keyed, MADE).roles).toEqual(['record', 'claim']);
+    // A PUT that leaves the size as it was moves the list's version all the same, and notes the record it edited.
+    const sameSize = rewriteTransaction(TABLE, completedOnly, keyed, MADE);
+    expect(sameSize.roles).toEqual(['record', 'counter', 'claim']);
+    expect(sameSize.actions[1]).toMatchObject({
+      Update: {
+        UpdateExpression: expect.stringContaining('#version = #version + :one') as unknown,
+        ExpressionAttributeNames: { '#edited': `edited${editSlot(7)}`, '#editedAt': `editedAt${editSlot(7)}` },
+        ExpressionAttributeValues: { ':growth': 0, ':edited': 7 },
+      },
+    });
     const retitled = putChange(TABLE, { title: 'a longer title than before' })(current);
     const transaction = rewriteTransaction(TABLE, retitled, keyed, MADE);
     expect(transaction.roles).toEqual(['record', 'counter', 'claim']);
@@ -279,7 +288,12 @@ describe('what a cancellation of a PUT or DELETE means', () => {
     );
     const meaning = (reason: Reason) => move.read([reason], Date.now()).meanings.counter;
     expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });
-    expect(meaning(failed({ next: 10, bytes: 5 }))).toEqual({ kind: 'full', counter: { next: 10, bytes: 5 } });
+    expect(meaning(failed({ next: 10, bytes: 5, version: 3 }))).toEqual({
+      kind: 'full',
+      counter: { next: 10, bytes: 5, version: 3 },
+    });
+    // Where it was, with room, and no version: a counter of a table seeded before lists had versions.
+    expect(meaning(failed({ next: 10, bytes: 5 }))).toEqual({ kind: 'unsized' });
     expect(meaning(failed({ next: 10 }))).toEqual({ kind: 'unsized' });
     expect(meaning({ code: 'TransactionConflict' })).toEqual({ kind: 'conflict' });
   });

@@ -35,7 +35,11 @@ function heldTransactions(): { dynamodb: DynamoDb; sent: (readonly TransactItem[
   const refuse = () => Promise.reject(new Error('a list writes no single item'));
   const dynamodb: DynamoDb = {
     getItem: ({ Key }) =>
-      Promise.resolve(Key.pk === COUNTER_KEY.pk ? { ...COUNTER_KEY, next: 4, bytes: 1_000 } : undefined),
+      Promise.resolve(
+        Key.pk === COUNTER_KEY.pk
+          ? { ...COUNTER_KEY, next: 4, bytes: 1_000, version: 0, edits: 0, listId: 'a list' }
+          : undefined,
+      ),
     query: () => Promise.resolve({ items: [stored], lastKey: undefined }),
     putItem: refuse,
     updateItem: refuse,
