@@ -66,6 +66,12 @@ const SCRIPTS = {
     usage: /^Usage: npm run start:dynamodb \[-- <serverless offline options>\]\n/,
     explains: ['DYNAMODB_ENDPOINT', 'TODOS_TABLE', '--noTimeout', '--httpPort', '--param', '-h, --help'],
   },
+  mutate: {
+    tool: 'npm run mutate',
+    file: 'scripts/mutate.ts',
+    usage: /^Usage: npm run mutate \[-- --only <mutant> \.\.\.\] \[--jobs <n>\] \[--list\]\n/,
+    explains: ['--only', '--jobs', '--list', 'scripts/mutants.ts', '90 %', '-h, --help'],
+  },
 } as const satisfies Record<string, Script>;
 type ScriptName = keyof typeof SCRIPTS;
 
@@ -135,6 +141,19 @@ const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = 
     'Unknown option "--htpPort" for npm run start:dynamodb: did you mean "--httpPort"? Options: --albPort,',
   ],
   ['start:dynamodb', ['offline'], 'Unexpected argument "offline" for npm run start:dynamodb: it takes options only'],
+  [
+    'mutate',
+    ['--onyl', 'client-throttle-final'],
+    'Unknown option "--onyl" for npm run mutate: did you mean "--only"? Options: --only, --jobs, --list',
+  ],
+  // Checked before the tree is copied and the tests run, an hour of the machine for the whole list.
+  [
+    'mutate',
+    ['--only', 'client-throttle-final', '--only', 'queue-lease-compared-wrong-wey'],
+    'Unknown mutant "queue-lease-compared-wrong-wey" for npm run mutate: did you mean "queue-lease-compared-wrong-way"? ' +
+      'Mutants: outcome-500-not-applied, ',
+  ],
+  ['mutate', ['--jobs', '0'], '--jobs must be a whole number, 1 or more, not "0"'],
 ];
 
 interface Ran {
