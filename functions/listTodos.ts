@@ -1,4 +1,4 @@
-import { notModified } from '../lib/conditional';
+import { listCondition } from '../lib/conditional';
 import { httpHandler, listAnswer } from '../lib/http';
 import { readList } from '../lib/store';
 import type { TodoStore } from '../lib/todos';
@@ -8,9 +8,10 @@ import type { TodoStore } from '../lib/todos';
  * the list's ETag; 304 when If-None-Match names it; 412 for If-Match other than `*` (the tag is weak).
  */
 function listTodos(todos: Pick<TodoStore, 'readList'>) {
-  return httpHandler(async (event, deadline) =>
-    listAnswer(event, await todos.readList(deadline, (tag) => notModified(event, tag))),
-  );
+  return httpHandler(async (event, deadline) => {
+    const held = listCondition(event);
+    return listAnswer(event, await todos.readList(deadline, held));
+  });
 }
 
 // `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild

@@ -96,6 +96,18 @@ export function notModified(event: APIGatewayProxyEventV2, etag: string): boolea
 }
 
 /**
+ * A GET of the list's conditions, read before the store is asked: a 400 when malformed, a 412 for
+ * If-Match other than `*` (the list's tag is weak, and a list always exists); then whether
+ * If-None-Match names a tag, which the store asks of the list's tag before it reads any record (a 304).
+ */
+export function listCondition(event: APIGatewayProxyEventV2): (tag: string) => boolean {
+  const ifMatch = tagsIn(event, 'if-match');
+  const ifNoneMatch = tagsIn(event, 'if-none-match');
+  if (ifMatch !== undefined && ifMatch !== '*') throw new PreconditionFailed();
+  return (tag) => ifNoneMatch !== undefined && !ifNoneMatchHolds(ifNoneMatch, tag);
+}
+
+/**
  * What a PUT or DELETE's If-Match and If-None-Match ask of the record (lib/todos.ts, Precondition),
  * or undefined when they ask nothing of a record that exists. A missing record is a 404 whatever
  * they say: If-Match and If-None-Match: * alike are answered as without them there.

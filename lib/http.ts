@@ -100,13 +100,13 @@ function acceptsGzip(header = ''): boolean {
  * for a client that accepts gzip, as long as that is smaller: an HTTP API compresses nothing
  * itself. The answer varies with Accept-Encoding, and says so to caches. Its entity tag is weak
  * (`W/"…"`), one for both encodings, as RFC 9110 §8.8.1 allows for the same content: so a 304 for
- * a client's If-None-Match is decided before any compression, by the store from the list's
- * version alone when it can (`held`: no record is read for a 304). A weak tag never matches
- * If-Match, so any If-Match but `*` is a 412.
+ * a client's If-None-Match is decided before any compression: by the store, from the list's
+ * version alone (lib/conditional.ts, listCondition: no record is read for a 304), which answers
+ * the tag without the records. A weak tag never matches If-Match, so any If-Match but `*` is a 412.
  */
 export function listAnswer(event: APIGatewayProxyEventV2, { tag: etag, todos }: TodoList): HttpResponse {
   const headers = { 'content-type': JSON_TYPE, vary: 'accept-encoding', etag };
-  if (todos === undefined || notModified(event, etag)) return notModifiedAnswer({ vary: headers.vary, etag });
+  if (todos === undefined) return notModifiedAnswer({ vary: headers.vary, etag });
   const body = JSON.stringify(todos);
   if (body.length >= GZIP_FROM_BYTES && acceptsGzip(event.headers['accept-encoding'])) {
     // node:zlib is loaded by the first list worth compressing, not at load: requiring it costs
