@@ -69,8 +69,9 @@ const SCRIPTS = {
   mutate: {
     tool: 'npm run mutate',
     file: 'scripts/mutate.ts',
-    usage: /^Usage: npm run mutate \[-- --only <mutant> \.\.\.\] \[--jobs <n>\] \[--list\]\n/,
-    explains: ['--only', '--jobs', '--list', 'scripts/mutants.ts', '90 %', '-h, --help'],
+    usage:
+      /^Usage: npm run mutate \[-- --only <mutant> \.\.\.\] \[--jobs <n>\] \[--list\] \[--except <test> \.\.\.\]\n/,
+    explains: ['--only', '--jobs', '--list', '--except', 'scripts/mutants.ts', '90 %', '-h, --help'],
   },
 } as const satisfies Record<string, Script>;
 type ScriptName = keyof typeof SCRIPTS;
@@ -144,7 +145,7 @@ const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = 
   [
     'mutate',
     ['--onyl', 'client-throttle-final'],
-    'Unknown option "--onyl" for npm run mutate: did you mean "--only"? Options: --only, --jobs, --list',
+    'Unknown option "--onyl" for npm run mutate: did you mean "--only"? Options: --only, --jobs, --list, --except',
   ],
   // Checked before the tree is copied and the tests run, an hour of the machine for the whole list.
   [
