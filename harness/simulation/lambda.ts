@@ -4,6 +4,7 @@ import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb
 import { Refusal } from '../../lib/errors';
 import type { Transport } from '../../lib/aws/https';
 import type { Runtime } from '../../lib/runtime';
+import { drawClock, readingOf, type ClockBound } from './clocks';
 import type { EventClock } from './event-clock';
 import type { TimedDynamoDb } from './timed-dynamodb';
 import { TABLE, uuidFrom } from './world';
@@ -26,7 +27,8 @@ import { TABLE, uuidFrom } from './world';
  * - a new container first spends its cold start (COLD_START_MS), then seeds the table as the
  *   store does on its first request, in simulated time like any request;
  * - each container's CPU: CPU_MS_PER_DYNAMODB_REQUEST before each request it sends, one at a time
- *   (a container has its own CPU), and, for a list, CPU_MS_PER_LISTED_RECORD a record.
+ *   (a container has its own CPU), and, for a list, CPU_MS_PER_LISTED_RECORD a record;
+ * - with `clocks`, each container reads a clock of its own (clocks.ts), its timers on the stage's.
  */
 
 export type FunctionName = 'createTodo' | 'getTodo' | 'listTodos';
@@ -87,6 +89,11 @@ export interface StageOptions {
   readonly gatewayMs?: number;
   /** False: containers run between invocations (not Lambda: a diagnosis of what freezing costs). */
   readonly freezes?: boolean;
+  /**
+   * Each container's clock, drawn within `bound` from `random` (a source of its own, so that the
+   * stores' draws do not shift). Without, every container reads the stage's time.
+   */
+  readonly clocks?: { readonly bound: ClockBound; readonly random: () => number };
 }
 
 /** What a client saw: the status (429 from the stage or Lambda, 0 for none) and how long it took. */
@@ -128,9 +135,11 @@ export class Container {
     random: () => number,
     private readonly cpuMs: number,
     store: Omit<DynamoDbStoreOptions, 'runtime'>,
+    /** What this container's clock reads: the stage's time unless given. */
+    readonly now: () => number = clock.now,
   ) {
     const runtime: Runtime = {
-      now: clock.now,
+      now,
       after: (ms, run) =>
         clock.after(ms, () => {
           this.#whenThawed(run);
@@ -277,13 +286,14 @@ export class SimulatedStage {
   throttled = 0;
 
   constructor(private readonly options: StageOptions) {
-    const { clock, dynamodb, random, containers, atCap = 'throttle', store = {}, cpuMsPerRequest } = options;
+    const { clock, dynamodb, random, containers, atCap = 'throttle', store = {}, cpuMsPerRequest, clocks } = options;
     const cpuMs = cpuMsPerRequest ?? CPU_MS_PER_DYNAMODB_REQUEST;
     this.pools = new Map(
       (['createTodo', 'getTodo', 'listTodos'] as const).map((name) => [
         name,
         new FunctionPool(name, containers, atCap, clock, () => {
-          const container = new Container(clock, dynamodb, random, cpuMs, store);
+          const now = clocks && readingOf(drawClock(clocks.bound, clocks.random), clock.now);
+          const container = new Container(clock, dynamodb, random, cpuMs, store, now);
           container.freezes = options.freezes ?? true;
           return container;
         }),

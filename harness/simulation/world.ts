@@ -3,13 +3,21 @@ import { toTodo } from '../../lib/dynamodb/table';
 import { dynamoDb } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { todoEtag } from '../../lib/conditional';
-import { KEY_LIFETIME_MS } from '../../lib/idempotency';
+import { deadlineOf } from '../../lib/http';
+import { idempotencyClaim } from '../../lib/idempotency';
+import { httpsTransport, type Service, type Transport } from '../../lib/aws/https';
+import { dynamoDbEndpoint } from '../../lib/aws/endpoint';
 import type { Runtime } from '../../lib/runtime';
-import type { IdempotencyClaim, Todo, WriteOptions } from '../../lib/todos';
+import type { Todo, WriteOptions } from '../../lib/todos';
+import { serviceTime } from '../aws-dynamodb/latency';
+import { parseRequest } from '../aws-dynamodb/requests';
+import { context, event } from '../event';
 import { nextStoreClass, type StoreClass, type Version } from '../versions';
+import { CLOCK_BOUND, drawClock, readingOf, type ClockBound, type ContainerClock } from './clocks';
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
 import { Network, type FaultedCopies, type Faults, type Step } from './network';
+import { simulatedWire } from './socket';
 
 /**
  * One run of the simulator: the store's own code, unchanged, as one or more containers
@@ -17,17 +25,37 @@ import { Network, type FaultedCopies, type Faults, type Step } from './network';
  * (@sinonjs/fake-timers' own, installed nowhere) and one seeded random source, which the store takes
  * as its Runtime (lib/runtime.ts): a run is a function of its scenario, its fault script and its seed,
  * and replays exactly. After the scenario, every copy still held lands, and the checks run.
+ *
+ * Each container reads a clock of its own (clocks.ts: the world's time off by a skew and a drift
+ * drawn from the seed), and sends every copy through lib/aws/https.ts, its timeouts included, on
+ * simulated sockets (socket.ts) to the network. A request's deadline and its key's claim are
+ * lib/http.ts's and lib/idempotency.ts's, read on the clock of the container that serves it.
  */
 
 export const TABLE = 'todos';
-/** A request's budget, as a 10 s function's (lib/http.ts). */
-const DEADLINE_MS = 9_000;
+/** A new socket's TCP and TLS handshakes to DynamoDB in the region: two round trips of about a millisecond. */
+const CONNECT_MS = 2;
 /** A run that has not ended by then, in simulated time, hangs. */
 const MAX_SIMULATED_MS = 120_000;
 const START = Date.UTC(2026, 10, 26);
 
 /** A container: one store, as Lambda runs one instance of a function. */
 export type Container = DynamoDbTodoStore;
+
+/** How a run's world is made, besides its scenario's requests. */
+export interface WorldOptions {
+  /**
+   * The containers' clocks: each drawn from the seed within this bound (CLOCK_BOUND by default),
+   * or these, in the order the containers are made (the last one for any made after).
+   */
+  readonly clocks?: ClockBound | readonly ContainerClock[];
+  /**
+   * How long a copy takes: 'fixed', network.ts's legs and service time (4 ms a copy); 'aws', also
+   * a time drawn from the AWS profile (harness/aws-dynamodb/latency.ts, what a Lambda function
+   * sees of DynamoDB, the network included), half on the way out and half on the way back.
+   */
+  readonly latency?: 'fixed' | 'aws';
+}
 
 /** What a scenario's client was answered. */
 export type Answered<T> = { readonly ok: T } | { readonly failed: string };
@@ -39,8 +67,12 @@ export interface World {
    * (harness/versions.ts: the domain with one more field), on the same table and clock.
    */
   container(options?: { readonly version?: Version }): Container;
-  /** A request's options: its deadline, and the claim of its key if it has one. */
-  options(key?: string, extra?: Partial<WriteOptions>): WriteOptions;
+  /**
+   * A request's options: its deadline, and the claim of its key if it has one, as the handler
+   * makes them (lib/http.ts, lib/idempotency.ts) on the clock of the container `on` that serves it
+   * (the world's time, without).
+   */
+  options(key?: string, extra?: Partial<WriteOptions>, on?: Container): WriteOptions;
   /** What the call answered, or the name of what it failed with. */
   answer<T>(call: Promise<T>): Promise<Answered<T>>;
   /** Lets simulated time pass. */
@@ -59,8 +91,16 @@ export interface World {
   readonly faultFree: boolean;
 }
 
-/** A scenario: sets up, runs its requests, and returns a check of what it saw (a list of violations). */
-export type Scenario = (world: World) => Promise<() => string[]>;
+/**
+ * A scenario: sets up, runs its requests, and returns a check of what it saw (a list of
+ * violations); with the options of the world it runs in, if not the defaults.
+ */
+export type Scenario = ((world: World) => Promise<() => string[]>) & { readonly options?: WorldOptions };
+
+/** `scenario` in a world made with `options` (over its own). */
+export function withOptions(options: WorldOptions, scenario: Scenario): Scenario {
+  return Object.assign((world: World) => scenario(world), { options: { ...scenario.options, ...options } });
+}
 
 export interface RunResult {
   readonly violations: string[];
@@ -96,10 +136,10 @@ export function uuidFrom(random: () => number): () => `${string}-${string}-${str
 /** The simulator's clock: fake-timers' own, installed nowhere: the store reads it through its Runtime. */
 type Clock = ReturnType<typeof FakeTimers.createClock>;
 
-/** Time and chance as the run's store takes them: the clock's time and timers, and the seeded random source. */
-function runtimeOf(clock: Clock, random: () => number): Runtime {
+/** Time and chance as the run's store takes them: the clock's time (or a container's reading of it) and timers, and the seeded random source. */
+function runtimeOf(clock: Clock, random: () => number, now = () => clock.now): Runtime {
   return {
-    now: () => clock.now,
+    now,
     after: (ms, run) => {
       const timer = clock.setTimeout(run, ms);
       return () => {
@@ -121,7 +161,8 @@ export async function run(
   seed: number,
 ): Promise<RunResult> {
   const clock = FakeTimers.createClock(START);
-  const runtime = runtimeOf(clock, seeded(seed));
+  const random = seeded(seed);
+  const runtime = runtimeOf(clock, random);
   const dynamodb = new SimulatedDynamoDb({ now: runtime.now });
   const invariants = new Invariants();
   const network = new Network(
@@ -135,38 +176,103 @@ export async function run(
   const drawn: Faults = 'rate' in faults ? { rate: faults.rate, random: seeded(seed * 7919 + 1) } : faults;
   // Built once per process, before the clock starts: a container of either version is made at once.
   const stores = { current: DynamoDbTodoStore, next: await nextStoreClass() };
-  const world = worldOn({ dynamodb, network, runtime, stores }, drawn);
+  const options = scenario.options ?? {};
+  // Each from a source of its own, also from the seed: the store's draws stay where they were.
+  const clocks = clocksOf(options.clocks ?? CLOCK_BOUND, seeded(seed * 104_729 + 2));
+  const latency = options.latency === 'aws' ? awsLegs(seeded(seed * 15_485_863 + 3)) : undefined;
+  function containerRuntime(): Runtime {
+    return runtimeOf(clock, random, readingOf(clocks(), runtime.now));
+  }
+  const world = worldOn({ dynamodb, network, runtime, containerRuntime, latency, stores }, drawn);
   const ran = await runToEnd(clock, world, scenario, network);
   return { ...ran, violations: [...invariants.violations, ...ran.violations] };
+}
+
+/** Each next container's clock: drawn within `clocks`, or the next of those given (the last one again past them). */
+function clocksOf(clocks: ClockBound | readonly ContainerClock[], random: () => number): () => ContainerClock {
+  if ('skewMs' in clocks) return () => drawClock(clocks, random);
+  let next = 0;
+  return () => clocks[Math.min(next++, clocks.length - 1)] ?? { skewMs: 0, drift: 0 };
+}
+
+/**
+ * Each way of a copy, with AWS's latencies: half a time drawn from the profile for its request,
+ * in whole milliseconds (the fake clock's, which truncates a timer's fraction).
+ */
+function awsLegs(random: () => number): (operation: string, body: string) => number {
+  return (operation, body) => Math.round(serviceTime(parseRequest(operation, body), random) / 2);
 }
 
 interface Parts {
   readonly dynamodb: SimulatedDynamoDb;
   readonly network: Network;
+  /** The world's: its time and timers, the network's. */
   readonly runtime: Runtime;
+  /** A new container's: its own clock, the world's timers and random source. */
+  readonly containerRuntime: () => Runtime;
+  /** Each way of a copy, on top of the network's: none with fixed latencies. */
+  readonly latency: ((operation: string, body: string) => number) | undefined;
   /** The store's class of each version. */
   readonly stores: Readonly<Record<Version, StoreClass>>;
 }
 
-function worldOn({ dynamodb, network, runtime, stores }: Parts, faults: Faults): World {
+/** The store's DynamoDB, as lib/dynamodb/client.ts reaches it: its endpoint in the region, its name, its API's version. */
+const SERVICE: Omit<Service, 'credentials'> = {
+  url: dynamoDbEndpoint('us-east-1', undefined, {}).url,
+  region: 'us-east-1',
+  name: 'dynamodb',
+  target: 'DynamoDB_20120810',
+  maxSockets: 50,
+};
+const CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
+
+/** A container's transport: lib/aws/https.ts, on its clock, over simulated sockets to the network. */
+function transportOf(runtime: Runtime, { network, latency, runtime: world }: Parts): Transport {
+  const wire = simulatedWire({
+    runtime,
+    carry: network.transport,
+    connectMs: CONNECT_MS,
+    awsNow: world.now,
+    ...(latency && { legMs: latency }),
+  });
+  return httpsTransport({ ...SERVICE, credentials: () => Promise.resolve(CREDENTIALS) }, wire);
+}
+
+/**
+ * Runs `read` with Date.now() reading `now`: lib/http.ts and lib/idempotency.ts read the time so,
+ * on Lambda's clock, which is the container's here. `read` is synchronous: nothing else runs
+ * meanwhile, and the clock is Date's own again after it.
+ */
+function readingAt<T>(now: number, read: () => T): T {
+  const real = Date.now;
+  Date.now = () => now;
+  try {
+    return read();
+  } finally {
+    Date.now = real;
+  }
+}
+
+function worldOn(parts: Parts, faults: Faults): World {
+  const { dynamodb, network, runtime, containerRuntime, stores } = parts;
+  const clockOf = new WeakMap<Container, () => number>();
   return {
     dynamodb,
-    container: ({ version = 'current' } = {}) =>
-      new stores[version](
-        dynamoDb({
-          region: 'us-east-1',
-          credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
-          transport: network.transport,
-          runtime,
-        }),
+    container: ({ version = 'current' } = {}) => {
+      const own = containerRuntime();
+      const made = new stores[version](
+        dynamoDb({ region: 'us-east-1', credentials: CREDENTIALS, transport: transportOf(own, parts), runtime: own }),
         TABLE,
-        { runtime },
-      ),
-    options: (key, extra = {}) => ({
-      deadline: runtime.now() + DEADLINE_MS,
-      ...(key !== undefined && { claim: claimOf(key, extra, runtime.now()) }),
-      ...extra,
-    }),
+        { runtime: own },
+      );
+      clockOf.set(made, own.now);
+      return made;
+    },
+    options: (key, extra = {}, on) =>
+      readingAt(((on && clockOf.get(on)) ?? runtime.now)(), () => {
+        const claim = key === undefined ? undefined : claimOf(key, extra);
+        return { deadline: deadlineOf(context()), ...(claim && { claim }), ...extra };
+      }),
     answer: async (call) => {
       try {
         return { ok: await call };
@@ -197,13 +303,14 @@ function worldOn({ dynamodb, network, runtime, stores }: Parts, faults: Faults):
   };
 }
 
-/** A key's claim, as lib/idempotency.ts makes one: the same key and request, the same fingerprint. */
-function claimOf(key: string, extra: Partial<WriteOptions>, now: number): IdempotencyClaim {
-  return {
-    key,
-    fingerprint: `${key} ${extra.precondition ? 'if-match' : ''}`,
-    expiresAt: now + KEY_LIFETIME_MS,
-  };
+/**
+ * A key's claim, as lib/idempotency.ts makes it of a request: a scenario's write is told apart by
+ * its key and whether it has a precondition (an If-Match), so one key sent again with the same
+ * request has the same fingerprint.
+ */
+function claimOf(key: string, extra: Partial<WriteOptions>) {
+  const headers = { 'idempotency-key': key, ...(extra.precondition && { 'if-match': '"simulated"' }) };
+  return idempotencyClaim(event({ method: 'PUT', id: '1', headers }), undefined);
 }
 
 /** Runs the scenario on the fake clock until it ends, lands what is held, and checks. */

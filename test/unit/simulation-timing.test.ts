@@ -68,6 +68,26 @@ function errorOf(body: string): string {
 
 describe('the timing mode', () => {
   it(
+    'gives each container a clock of its own within the bound when asked (clocks.ts), and the stage’s time otherwise',
+    async () => {
+      const bound = { skewMs: 500, drift: 0.001 };
+      const twoAtOnce = (stage: SimulatedStage) =>
+        Array.from({ length: 2 }, () => () => stage.send({ route: 'GET /todos/{id}', id: 1 }));
+      const own = world({ containers: 2, clocks: { bound, random: seeded(5) } });
+      await all(own.clock, twoAtOnce(own.stage));
+      const offsets = own.stage.pool('getTodo').containers.map((container) => container.now() - own.clock.now());
+      expect(offsets).toHaveLength(2);
+      expect(new Set(offsets).size).toBe(2);
+      for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(bound.skewMs + 1);
+      const shared = world({ containers: 2 });
+      await all(shared.clock, twoAtOnce(shared.stage));
+      const readings = shared.stage.pool('getTodo').containers.map((container) => container.now());
+      expect(readings).toEqual([shared.clock.now(), shared.clock.now()]);
+    },
+    WITHIN_MS,
+  );
+
+  it(
     'serves one invocation at a time in a container: requests at once on one container end one after another',
     async () => {
       const { clock, stage } = world({ atCap: 'wait', coldStartMs: { getTodo: 0 } });
