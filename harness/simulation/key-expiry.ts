@@ -16,6 +16,8 @@ import { TABLE, type Answered, type Scenario, type World } from './world';
 
 /** A claim's lifetime in these runs: KEY_LIFETIME_MS scaled down to fit in one. */
 const LIFETIME_MS = 20_000;
+/** A claim's `expires` is in whole seconds, rounded up (lib/dynamodb/claims.ts): it may outlive its `expiresAt` by up to this. */
+const EXPIRES_ROUNDING_MS = 1_000;
 const KEY = '"the same key"';
 const FIRST: TodoPatch = { title: 'first, with the key' };
 const SECOND: TodoPatch = { title: 'second, with the key once it expired' };
@@ -58,10 +60,10 @@ const keyExpires: Scenario = async (world) => {
   world.startFaults();
   const second = await keyedPut(world, SECOND, 'second');
   const afterSecond = titleOf(world);
-  await world.wait(1_000);
+  await world.wait(EXPIRES_ROUNDING_MS + 1_000);
   const secondAgain = await keyedPut(world, SECOND, 'second');
   const afterSecondAgain = titleOf(world);
-  await world.wait(LIFETIME_MS + 1_000);
+  await world.wait(LIFETIME_MS + EXPIRES_ROUNDING_MS + 1_000);
   timeToLive(world);
   const firstAgain = await keyedPut(world, FIRST, 'first');
   return () => {
