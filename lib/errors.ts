@@ -36,9 +36,18 @@ export class TodoNotFound extends Refusal {
 }
 
 /** The write would take the list past MAX_LIST_BYTES (lib/list-size.ts): 409. */
+/** The header of an answer an Idempotency-Key kept, given again to a retry. */
+const REPLAYED = { 'idempotent-replayed': 'true' };
+
 export class ListFull extends Refusal {
   override readonly status = 409;
   override readonly message = `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`;
+  declare readonly headers?: Record<string, string>;
+
+  constructor({ replayed = false }: { replayed?: boolean } = {}) {
+    super();
+    if (replayed) this.headers = REPLAYED;
+  }
 }
 
 /** The Idempotency-Key was used with a different request: 422, as the draft says. */
@@ -61,7 +70,7 @@ export class PreconditionFailed extends Refusal {
 
   constructor({ replayed = false }: { replayed?: boolean } = {}) {
     super();
-    if (replayed) this.headers = { 'idempotent-replayed': 'true' };
+    if (replayed) this.headers = REPLAYED;
   }
 }
 

@@ -15,10 +15,10 @@ import {
   type Written,
 } from './todos';
 
-/** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave (a 412 included). */
+/** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave (a 412 or a 409 included). */
 interface KeptClaim extends IdempotencyClaim {
   readonly value: unknown;
-  readonly preconditionFailed?: true;
+  readonly refused?: typeof PreconditionFailed | typeof ListFull;
 }
 
 interface MemoryState {
@@ -86,23 +86,26 @@ export function resetMemoryStore(): void {
 /**
  * A write under an Idempotency-Key: the answer an earlier request with the key got, while the
  * claim lasts (KeyReused when it came with another request); otherwise `write`'s answer, kept
- * with the claim, a PreconditionFailed included. Undefined when there is no such record.
+ * with the claim, a PreconditionFailed or ListFull included. Undefined when there is no such record.
  */
 function claimed<T>(
   claim: IdempotencyClaim | undefined,
   write: () => T,
+  kept: readonly NonNullable<KeptClaim['refused']>[] = [PreconditionFailed],
 ): Written<NonNullable<T>> | Extract<T, undefined> {
-  const kept = claim && claims.get(claim.key);
-  if (claim && kept && kept.expiresAt > Date.now()) {
-    if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-    if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
-    return { value: kept.value as NonNullable<T>, replayed: true };
+  const earlier = claim && claims.get(claim.key);
+  if (claim && earlier && earlier.expiresAt > Date.now()) {
+    if (earlier.fingerprint !== claim.fingerprint) throw new KeyReused();
+    if (earlier.refused) throw new earlier.refused({ replayed: true });
+    return { value: earlier.value as NonNullable<T>, replayed: true };
   }
   let value: T;
   try {
     value = write();
   } catch (error) {
-    if (claim && error instanceof PreconditionFailed) keep({ ...claim, value: undefined, preconditionFailed: true });
+    // A refusal is the write's answer, and its retry's, as on DynamoDB (lib/dynamodb/rewrite.ts).
+    const refused = kept.find((refusal) => error instanceof refusal);
+    if (claim && refused) keep({ ...claim, value: undefined, refused });
     throw error;
   }
   if (value === undefined || value === null) return undefined as Extract<T, undefined>;
@@ -179,7 +182,7 @@ export const update: TodoStore['update'] = (id, patch, { claim, precondition }: 
       else shrink(-added);
       todos.set(id, todo);
       return todo;
-    }),
+    }, [PreconditionFailed, ListFull]),
   );
 };
 

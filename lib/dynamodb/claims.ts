@@ -1,4 +1,4 @@
-import { KeyInFlight, KeyReused, PreconditionFailed } from '../errors';
+import { KeyInFlight, KeyReused, ListFull, PreconditionFailed } from '../errors';
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { EXPIRES, toTodo, type Item } from './table';
 import type { PutInput } from './client';
@@ -21,10 +21,12 @@ interface ClaimItem {
   readonly todo?: Todo;
   /** The request was answered 412 (PreconditionFailed): its retry is too. */
   readonly preconditionFailed?: true;
+  /** The request was answered 409 (ListFull): its retry is too, and no copy of an earlier attempt applies after it. */
+  readonly listFull?: true;
 }
 
-/** What a claim keeps for the retries of its request: the record, or that the request was answered 412. */
-export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed: true };
+/** What a claim keeps for the retries of its request: the record, or that the request was refused (412, 409). */
+export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed: true } | { readonly listFull: true };
 
 /**
  * The claim's action in a write's transaction: a Put on condition that the key is free or its
@@ -51,7 +53,7 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
 
 /**
  * The answer a claimed key keeps, for a request with the same key: its record; PreconditionFailed
- * when it was a 412; KeyReused when the key came with another request; undefined once the claim
+ * when it was a 412, ListFull when a 409; KeyReused when the key came with another request; undefined once the claim
  * expired (at `now`).
  */
 export function replayOf(
@@ -63,6 +65,7 @@ export function replayOf(
   if (claim === undefined || kept[EXPIRES] * 1000 <= now) return undefined;
   if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
   if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
+  if (kept.listFull) throw new ListFull({ replayed: true });
   return { value: kept.todo && toTodo(kept.todo), replayed: true };
 }
 

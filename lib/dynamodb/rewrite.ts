@@ -1,4 +1,4 @@
-import { PreconditionFailed } from '../errors';
+import { ListFull, PreconditionFailed } from '../errors';
 import {
   applyPatch,
   listBytes,
@@ -8,7 +8,7 @@ import {
   type WriteOptions,
   type Written,
 } from '../todos';
-import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
+import { claimKey, claimPut, inFlightAtDeadline, replayOf, type KeptAnswer } from './claims';
 import { editMove, prepareCounter } from './counter';
 import { getItem } from './reads';
 import { atVersion, storedRecord, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
@@ -44,8 +44,12 @@ export interface Change {
   readonly growth: number;
   /** The action on the record, conditional on its version. */
   readonly write: TransactItem;
-  /** The precondition (If-Match, If-None-Match) failed: the action only checks the record's version, and the answer is 412. */
-  readonly preconditionFailed?: true;
+  /**
+   * Refused (the precondition failed: 412; the list is full: 409): the action only checks the
+   * record's version, and the key's claim keeps the refusal, so that a retry gets it again and no
+   * copy of an earlier attempt with the key applies after it.
+   */
+  readonly refused?: Exclude<KeptAnswer, { todo: Todo }>;
 }
 
 type Role = 'record' | 'counter' | 'claim';
@@ -101,15 +105,20 @@ export function deleteChange(table: string): (current: TodoItem) => Change {
   });
 }
 
-/** A change whose record failed its precondition: nothing written, on condition that the record is still as read. */
-export function refusedChange(table: string, current: TodoItem): Change {
+/** A refused change (see Change.refused): nothing written, on condition that the record is still as read. */
+export function refusedChange(table: string, current: TodoItem, refused: NonNullable<Change['refused']>): Change {
   return {
     todo: toTodo(current),
     kept: storedRecord(current),
     growth: 0,
     write: { ConditionCheck: stillAsRead(table, current) },
-    preconditionFailed: true,
+    refused,
   };
+}
+
+/** The answer of a refused change, as its key keeps it. */
+function refusal(refused: NonNullable<Change['refused']>): Error {
+  return 'listFull' in refused ? new ListFull() : new PreconditionFailed();
 }
 
 /** The record's key, on condition that its version is still the one read. */
@@ -131,11 +140,9 @@ export function rewriteTransaction(
   const transaction = new Transaction<Role>(token).add('record', change.write);
   // Every write of a record moves the list's version, a PUT that leaves the size as it was too:
   // a list holding the version before reads the record again (lib/dynamodb/list.ts).
-  if (!change.preconditionFailed) transaction.add('counter', editMove(table, change.growth, change.todo.id));
-  if (claim !== undefined) {
-    const kept = change.preconditionFailed ? { preconditionFailed: true as const } : { todo: change.kept };
-    transaction.add('claim', claimPut(table, claim, kept, now));
-  }
+  if (!change.refused) transaction.add('counter', editMove(table, change.growth, change.todo.id));
+  if (claim !== undefined)
+    transaction.add('claim', claimPut(table, claim, change.refused ?? { todo: change.kept }, now));
   return transaction;
 }
 
@@ -154,6 +161,8 @@ export function rewrite(
 ): Promise<Written<Todo | undefined> | undefined> {
   return inFlightAtDeadline(signal, async (contended) => {
     let current = (await getItem(table, todoKey(id), signal)) as TodoItem | undefined;
+    // Refused for a full list with a key: the key is claimed for the 409, from the record as read.
+    let full = false;
     for (;;) {
       if (current === undefined) {
         const kept = claim && (await getItem(table, claimKey(claim.key), signal));
@@ -162,24 +171,35 @@ export function rewrite(
       const meets = precondition === undefined || precondition(toTodo(current));
       // Without a key a failed precondition writes nothing at all: the read is its answer.
       if (!meets && claim === undefined) throw new PreconditionFailed();
-      const planned = meets ? change(current) : refusedChange(table.name, current);
+      const planned = full
+        ? refusedChange(table.name, current, { listFull: true })
+        : meets
+          ? change(current)
+          : refusedChange(table.name, current, { preconditionFailed: true });
       const made = { token: table.runtime.uuid(), now: table.runtime.now() };
       const committed = await commit(table, rewriteTransaction(table.name, planned, claim, made), signal, {
         metOthers: (met) => {
           if (met.claim?.kind === 'conflict') contended();
         },
       });
-      if (committed === 'applied' && planned.preconditionFailed) throw new PreconditionFailed();
+      if (committed === 'applied' && planned.refused) throw refusal(planned.refused);
       if (committed === 'applied') return { value: planned.todo, replayed: false };
       if (committed === 'superseded') continue;
       const { meanings, codes } = committed.cancelled;
       const shares = [{ who: '', claim, bytes: () => planned.growth }];
       const { settled, next } = decide(meanings, shares, table.runtime.now());
       const answer = settled.get('');
+      if (answer instanceof ListFull && claim !== undefined && !planned.refused) {
+        full = true;
+        continue;
+      }
       if (answer instanceof Error) throw answer;
       if (answer !== undefined && answer !== 'done') return answer;
       if (next.kind === 'size the list') await prepareCounter(table, signal);
-      else if (next.kind === 'changed') current = next.current as TodoItem | undefined;
+      else if (next.kind === 'changed') {
+        current = next.current as TodoItem | undefined;
+        full = false;
+      }
       // Again as it was: the key's old claim expired meanwhile.
       else if (next.kind !== 'again') throw new Error(`a write of record ${id} cancelled for ${codes}`);
     }
