@@ -110,8 +110,17 @@ export function throttlingException(): Answer {
 
 /** A transaction throttled at its `at`th action (from 0), of `actions`. */
 export function transactionThrottled(actions: number, at: number): Answer {
+  return cancelledAt(actions, at, THROTTLED);
+}
+
+/** A transaction that met another at its `at`th action (from 0), of `actions`. */
+export function transactionConflicted(actions: number, at: number): Answer {
+  return cancelledAt(actions, at, CONFLICT);
+}
+
+function cancelledAt(actions: number, at: number, reason: CancellationReason): Answer {
   if (at < 0 || at >= actions) throw new RangeError(`no action ${at} in a transaction of ${actions}`);
-  return cancelled(Array.from({ length: actions }, (_, index) => (index === at ? THROTTLED : NONE)));
+  return cancelled(Array.from({ length: actions }, (_, index) => (index === at ? reason : NONE)));
 }
 
 /** DynamoDB's 500, before or after it applied the request: the simulator decides which. */

@@ -14,23 +14,25 @@ import { run } from './world';
 
 /**
  * `npm run simulate`: the deterministic simulator of the DynamoDB store (docs/testing.md, "The
- * simulator"). By default, every scenario's exhaustive search to depth 3 (the test's), then 1,000
- * random seeds each (ten times the test's), as many scenarios at once as the machine has cores:
- * a few minutes on the project's 2-core machine, within its budget of 15 even when other jobs load
- * it. Each depth more is up to 13 times the scripts: 4 and 5 by flag. It stops at the first
- * failure, with the command that replays it, exit 1. `--scenario NAME` for one; `--depth N`;
- * `--seeds N`; `--jobs N`; `--script S --seed N` (or `--rate R --seed N`, a workload's) replays
- * one run and prints its trace.
+ * simulator"). By default, every scenario's exhaustive search to depth 3, a read's faults to 2
+ * (the test's), then 1,000 random seeds each (ten times the test's), as many scenarios at once as
+ * the machine has cores: a few minutes on the project's 2-core machine, within its budget of 15
+ * even when other jobs load it. Each depth more is many times the scripts: 4 and 5 by flag. It
+ * stops at the first failure, with the command that replays it, exit 1. `--scenario NAME` for
+ * one; `--depth N`; `--read-depth N`; `--seeds N`; `--jobs N`; `--script S --seed N` (or
+ * `--rate R --seed N`, a workload's) replays one run and prints its trace.
  */
 
 const TOOL = 'npm run simulate';
 
-const USAGE = `usage: ${TOOL} -- [--scenario NAME] [--depth N] [--seeds N] [--jobs N] [--script FAULTS | --rate R] [--seed N]
+const USAGE = `usage: ${TOOL} -- [--scenario NAME] [--depth N] [--read-depth N] [--seeds N] [--jobs N] [--script FAULTS | --rate R] [--seed N]
 scenarios: ${Object.keys(SCENARIOS).join('; ')}`;
 
 const OPTIONS = {
   scenario: { type: 'string' },
   depth: { type: 'string', default: '3' },
+  // A read's faults in scripts of up to this many faults (at most --depth): the test's 2.
+  'read-depth': { type: 'string', default: '2' },
   seeds: { type: 'string', default: '1000' },
   script: { type: 'string' },
   rate: { type: 'string' },
@@ -55,6 +57,7 @@ async function main(): Promise<number> {
       ? Object.keys(SCENARIOS)
       : [oneOf(values.scenario, Object.keys(SCENARIOS), 'scenario', TOOL)];
   const depth = numberOption(values.depth, 'depth', WHOLE, TOOL);
+  const readDepth = numberOption(values['read-depth'], 'read-depth', WHOLE, TOOL);
   const seeds = numberOption(values.seeds, 'seeds', WHOLE, TOOL);
   const seed = numberOption(values.seed, 'seed', WHOLE, TOOL);
   if (values.rate !== undefined && values.script !== undefined) {
@@ -71,7 +74,7 @@ async function main(): Promise<number> {
     );
   if (values.script !== undefined) return replay(names[0] ?? '', faultScript(values.script), seed);
   const jobs = numberOption(values.jobs, 'jobs', { min: 1, whole: true }, TOOL);
-  const failure = await searchAll(names, { depth, seeds, jobs }, (line) => {
+  const failure = await searchAll(names, { depth, readDepth, seeds, jobs }, (line) => {
     console.log(line);
   });
   return failure ? 1 : 0;

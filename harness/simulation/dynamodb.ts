@@ -64,6 +64,7 @@ import {
  *   (ValidationException).
  * - A Query page ends at its Limit or once the items it read reach 1 MB (before projection):
  *   LastEvaluatedKey is then the last item's key, even when nothing follows, as DynamoDB gives it.
+ *   The simulator may end one sooner (BeginOptions.pageItems), as 1 MB of larger items would.
  * - Capacity, counted and never enforced (`consumed`), by partition key value as capacity.ts
  *   counts it: a read unit per 4 KB read (half for an eventually consistent read), a Query's
  *   items counted whole before projection and rounded up once a page; a write unit per 1 KB of
@@ -104,6 +105,12 @@ export type Item = Record<string, unknown>;
 export interface InProgress {
   readonly id: number;
   finish(): Answer;
+}
+
+/** What the simulator decides of one request, besides its faults. */
+export interface BeginOptions {
+  /** A Query's page ends after this many items, with its LastEvaluatedKey, as if they had reached 1 MB. */
+  readonly pageItems?: number;
 }
 
 /** What `begin` did: answered at once (refused, or a transaction's replay), or took the request in. */
@@ -150,6 +157,8 @@ type Read =
       readonly table: string;
       readonly pk: string;
       readonly limit?: number;
+      /** BeginOptions.pageItems. */
+      readonly stopAfter?: number;
       readonly after?: number;
       readonly projection?: readonly string[];
       readonly consistent: boolean;
@@ -210,9 +219,9 @@ export class SimulatedDynamoDb {
   }
 
   /** Takes the request in, or answers it at once. Throws Unsupported for what is not modelled. */
-  begin(operation: string, body: string): Begun {
+  begin(operation: string, body: string, options: BeginOptions = {}): Begun {
     try {
-      return this.#begin(operation, body);
+      return this.#begin(operation, body, options);
     } catch (error) {
       if (error instanceof Invalid) return { answer: validationException(error.message) };
       throw error;
@@ -308,12 +317,17 @@ export class SimulatedDynamoDb {
 
   // ---- Taking requests in ----
 
-  #begin(operation: string, text: string): Begun {
+  #begin(operation: string, text: string, { pageItems }: BeginOptions): Begun {
     const body = parseBody(text);
     switch (operation) {
       case 'GetItem':
-      case 'Query':
         return this.#admit({ kind: 'read', operation, body: text, read: parseRead(operation, body) });
+      case 'Query': {
+        const read = parseRead(operation, body);
+        const stopped =
+          read.operation === 'Query' && pageItems !== undefined ? { ...read, stopAfter: pageItems } : read;
+        return this.#admit({ kind: 'read', operation, body: text, read: stopped });
+      }
       case 'PutItem':
       case 'UpdateItem':
       case 'DeleteItem': {
@@ -461,7 +475,7 @@ export class SimulatedDynamoDb {
       if (read.after !== undefined && sortKeyOf(item) <= read.after) continue;
       page.push(item);
       bytes += itemSize(item);
-      if (page.length === read.limit || bytes >= QUERY_PAGE_BYTES) {
+      if (page.length === read.limit || page.length === read.stopAfter || bytes >= QUERY_PAGE_BYTES) {
         cut = true;
         break;
       }

@@ -5,8 +5,12 @@ import {
   ROLE_KINDS,
   SINGLE_WRITES,
   addFaultedCopies,
+  channelOf,
+  copyOf,
+  landingOf,
+  lands,
   noFaultedCopies,
-  type Fault,
+  type Channel,
   type FaultedCopies,
   type Step,
 } from './network';
@@ -20,26 +24,24 @@ import { run, seeded, type RunResult, type Scenario } from './world';
  * `exhaustive`). So the first failure found is a shortest one. Random: many seeds, each a script
  * drawn from the seed.
  */
-/** A script as text, for a trace and for the command that replays it: `held+1,throttle,500 after`. */
+/** A script as text, for a trace and for the command that replays it: `held+1,conflict at claim,read 500`. */
 export function scriptText(script: readonly Step[]): string {
-  return script
-    .map(({ fault, landsAfter }) =>
-      fault === 'held' ? `held+${landsAfter === Infinity ? 'end' : String(landsAfter)}` : fault,
-    )
-    .join(',');
+  return script.map(stepText).join(',');
 }
+
+function stepText({ fault, landsAfter, at }: Step): string {
+  if (fault === 'held')
+    return `held+${landsAfter === undefined || landsAfter === Infinity ? 'end' : String(landsAfter)}`;
+  return at === undefined ? fault : `${fault} at ${at}`;
+}
+
+const STEPS_BY_TEXT = new Map(ALPHABET.map((step) => [stepText(step), step]));
 
 export function parseScript(text: string): Step[] {
   if (text.trim() === '') return [];
   return text.split(',').map((part) => {
-    const [fault, landing] = part.trim().split('+');
-    const step = ALPHABET.find(
-      (candidate) =>
-        candidate.fault === fault &&
-        (landing === undefined || String(candidate.landsAfter === Infinity ? 'end' : candidate.landsAfter) === landing),
-    );
-    if (step === undefined)
-      throw new Error(`no fault "${part}" (known: ${ALPHABET.map((s) => scriptText([s])).join(', ')})`);
+    const step = STEPS_BY_TEXT.get(part.trim());
+    if (step === undefined) throw new Error(`no fault "${part}" (known: ${[...STEPS_BY_TEXT.keys()].join(', ')})`);
     return step;
   });
 }
@@ -54,9 +56,9 @@ export interface Failure {
 
 /** The scripts of an exhaustive search that were not run, by the rule that proves each runs as one that was. */
 export interface Pruned {
-  /** Extensions of a script whose run sent no copy past its last fault: their added faults meet nothing. */
+  /** A script extended by a fault that no copy after its last fault can meet, and every extension of it: their added faults meet nothing. */
   readonly unconsumed: number;
-  /** A fault whose answer to that copy is the same as an earlier fault's, and every extension of it. */
+  /** A fault whose answer to that copy is read as an earlier fault's is, and every extension of it (SAME_ANSWER). */
   readonly sameAnswer: number;
   /** A held copy whose landing place lies past the run's last copy: it lands at the end, as held+end does. */
   readonly landsAtEnd: number;
@@ -74,76 +76,167 @@ export interface Explored {
 export const NOTHING_PRUNED: Pruned = { unconsumed: 0, sameAnswer: 0, landsAtEnd: 0 };
 
 /**
+ * The faults the exhaustive search places: the alphabet's, less those the store reads as another
+ * on every copy, each a throttling error at a role and a conflict at a role but a claim's, read as
+ * the same fault at the first action. lib/dynamodb/transaction.ts reads a cancellation's reasons
+ * by role: a lone ThrottlingError is `throttled` and a lone TransactionConflict `conflict`, each
+ * `met others` (the same token again, after the same backoff) at whichever action; the one
+ * difference the store makes is a conflict on a claim, which makes its request contended (a
+ * KeyInFlight at the deadline: lib/dynamodb/claims.ts, heard in posts.ts and rewrite.ts). The
+ * random runs place every fault; test/unit/simulation.test.ts runs each left out beside the one at
+ * the first action and compares the traces.
+ */
+export const SEARCHED: readonly Step[] = ALPHABET.filter(
+  ({ fault, at }) => at === undefined || (fault === 'conflict' && at === 'claim'),
+);
+
+/**
  * The order a script is extended in: held+end before the held copies that land at a place, so
  * that a script with held+end at some copy is run (or proven) before those that differ from it
  * only in where that copy lands (`landsAtEnd`). Otherwise ALPHABET's order.
  */
 const EXTENSIONS: readonly Step[] = [
-  ...ALPHABET.filter(({ fault, landsAfter }) => fault === 'held' && landsAfter === Infinity),
-  ...ALPHABET.filter(({ fault, landsAfter }) => !(fault === 'held' && landsAfter === Infinity)),
+  ...SEARCHED.filter(({ fault, landsAfter }) => fault === 'held' && landsAfter === Infinity),
+  ...SEARCHED.filter(({ fault, landsAfter }) => !(fault === 'held' && landsAfter === Infinity)),
 ];
 const HELD_TO_THE_END = EXTENSIONS[0] ?? { fault: 'held', landsAfter: Infinity };
 
+/** The step of ALPHABET with this fault and no role or landing named. */
+function plain(fault: Step['fault']): Step {
+  return ALPHABET.find((step) => step.fault === fault && step.at === undefined) ?? { fault };
+}
+
 /**
- * On a single write (PutItem, UpdateItem, DeleteItem), the fault each of these faults runs as:
- * - `in progress` is answered TransactionConflictException, byte for byte `conflict`'s answer
- *   (network.ts, `refusal`): a transaction's token can be in progress, a single write's cannot.
- * - `throttling error` is answered ThrottlingException where `throttle` is answered
- *   ProvisionedThroughputExceededException, both status 400, and lib/dynamodb/client.ts treats
- *   the two alike: both are THROTTLES (retried until the deadline, with the same backoff and the
- *   same draw of the random source), `copyFate` makes each `not applied`, neither carries
- *   cancellation reasons, and the error itself is dropped (a throttle is never thrown: only the
- *   deadline's abort ends its retries). Only the trace's names differ.
- * On a TransactWriteItems they differ (TransactionInProgressException is `busy`, a cancellation's
- * ThrottlingError is read by role, and a conflict is `contended`): no merge there.
- * test/unit/simulation.test.ts runs merged scripts beside their kept ones and compares the traces.
+ * The fault `step` runs as on `copy` (its `copyText`), when another fault's answer is read there
+ * exactly as its own is; undefined when none is.
+ * - On a single write (PutItem, UpdateItem, DeleteItem), `throttling error` is answered
+ *   ThrottlingException where `throttle` is answered ProvisionedThroughputExceededException, both
+ *   status 400, and lib/dynamodb/client.ts treats the two alike: both are THROTTLES (retried until
+ *   the deadline, with the same backoff and the same draw of the random source), `copyFate` makes
+ *   each `not applied`, neither carries cancellation reasons, and the error itself is dropped (a
+ *   throttle is never thrown: only the deadline's abort ends its retries). Only the trace's names
+ *   differ. The same holds of a read's `read throttling error` and `read throttle`.
+ * - A role the copy has no action in (a single write has none) names nothing: the fault is answered
+ *   as the one that names no role is, byte for byte.
+ * On a TransactWriteItems, `in progress`, the two 500s and a conflict on a claim differ from the
+ * others: no merge there. test/unit/simulation.test.ts runs merged scripts beside their kept ones
+ * and compares the traces.
  */
-export const SAME_ON_A_SINGLE_WRITE: ReadonlyMap<Fault, Fault> = new Map<Fault, Fault>([
-  ['in progress', 'conflict'],
-  ['throttling error', 'throttle'],
-]);
+export function sameAnswer(step: Step, copy: string): Step | undefined {
+  const { operation, roles } = copyOf(copy);
+  const single = SINGLE_WRITES.includes(operation);
+  if (step.fault === 'read throttling error') return plain('read throttle');
+  if (single && step.fault === 'throttling error') return plain('throttle');
+  if (step.at !== undefined && !roles.includes(step.at)) return plain(step.fault);
+  return undefined;
+}
 
 /** What a search keeps of a script's run (or of the run it is proven the same as): enough to extend it. */
 interface Ran {
   readonly writesSent: number;
-  /** The operation of the copy after the script's last fault: what the script's extensions' next fault meets. */
-  readonly next: string | undefined;
+  /** Every copy sent while faults were on (RunResult.copies). */
+  readonly copies: readonly string[];
+  /** Where in `copies` each of the script's steps was met; undefined past the first step no copy met. */
+  readonly metAt: readonly (number | undefined)[];
+}
+
+/** Where in `copies` each step of `script` is met: by the first copy it can land on after the step before it (network.ts, Channel). */
+function metAt(script: readonly Step[], copies: readonly string[]): (number | undefined)[] {
+  const met: (number | undefined)[] = [];
+  let from = 0;
+  for (const { fault } of script) {
+    const channel = channelOf(fault);
+    const at = copies.findIndex((copy, index) => index >= from && lands(channel, copyOf(copy).operation));
+    if (at < 0) break;
+    met.push(at);
+    from = at + 1;
+  }
+  return met;
+}
+
+/** The first copy after a script's last step that a fault on each channel would meet: what its extensions' next fault meets. */
+function nextCopies({ copies, metAt: met }: Ran, length: number): Partial<Record<Channel, string>> {
+  if (met.length < length) return {};
+  const from = length === 0 ? 0 : (met[length - 1] ?? copies.length) + 1;
+  const next: Partial<Record<Channel, string>> = {};
+  for (const channel of ['write', 'read', 'query'] as const) {
+    const copy = copies.slice(from).find((sent) => lands(channel, copyOf(sent).operation));
+    if (copy !== undefined) next[channel] = copy;
+  }
+  return next;
 }
 
 /** A script not run, and the one whose run proves what it does (for the tests that compare the two). */
 export type OnPruned = (script: readonly Step[], sameAs: readonly Step[]) => void;
 
-/** The number of scripts in a search of `levels` more faults below one script, that one included: 1 + 13 + … + 13^levels. */
-function scriptsBelow(levels: number): number {
-  let count = 0;
-  for (let level = 0; level <= levels; level++) count += EXTENSIONS.length ** level;
-  return count;
+/**
+ * How far an exhaustive search goes: every script of up to `depth` faults of writes, and every
+ * script of up to `readDepth` faults (at most `depth`) of any kind. A read's faults reach further
+ * in the random runs: each is a few places more at every step of a script (a queued POST polls),
+ * and one more fault of any kind is up to A times the runs, A the alphabet's size.
+ */
+export interface Bounds {
+  readonly depth: number;
+  readonly readDepth: number;
+}
+
+const WRITE_STEPS = EXTENSIONS.filter(({ fault }) => channelOf(fault) === 'write').length;
+
+function isRead({ fault }: Step): boolean {
+  return channelOf(fault) !== 'write';
 }
 
 /**
- * Every script of up to `depth` faults for `scenario` (a workload's, of one), shortest first; stops
- * at the first failure. A script is not run when a run already made proves it runs the same, copy
- * for copy (each rule's why is at its Pruned field, SAME_ON_A_SINGLE_WRITE and `heldToTheEnd`): so
- * the search checks every behaviour the scripts up to `depth` have, and its first failure is
- * still a shortest one. `runs` plus the pruned make 1 + 13 + … + 13^depth.
+ * The number of scripts within `bounds` that extend a script of `length` faults, that one
+ * included, `withRead` if it holds a read's fault: 1 + A + … + A^depth from the empty script
+ * when `readDepth` is `depth`, A the alphabet's size.
+ */
+function scriptsBelow({ depth, readDepth }: Bounds, length: number, withRead: boolean): number {
+  let count = 0;
+  for (let more = 0; length + more <= depth; more++) {
+    if (length + more <= readDepth) count += EXTENSIONS.length ** more;
+    else if (!withRead) count += WRITE_STEPS ** more;
+  }
+  return count;
+}
+
+/** The bounds of `scenario`'s search: a workload's and a deploy's to one fault. */
+export function boundsOf(scenario: string, depth: number, readDepth = depth): Bounds {
+  const most = WORKLOADS.includes(scenario) ? Math.min(depth, 1) : depth;
+  return { depth: most, readDepth: Math.min(readDepth, most) };
+}
+
+/**
+ * Every script of up to `depth` faults for `scenario` (a workload's, of one), of which those with a
+ * read's fault up to `readDepth` (Bounds), shortest first; stops at the first failure. A script is
+ * not run when a run already made proves it runs the same, copy for copy (each rule's why is at
+ * its Pruned field, `sameAnswer` and `heldToTheEnd`): so the search checks every behaviour the
+ * scripts within its bounds have, and its first failure is still a shortest one. `runs` plus the
+ * pruned make the scripts within its bounds (1 + A + … + A^depth when `readDepth` is `depth`).
  */
 export async function exhaustive(
   scenario: string,
   depth: number,
   {
+    readDepth = depth,
     seed = 1,
     scenarios = SCENARIOS,
     onPruned,
-  }: { seed?: number; scenarios?: Readonly<Record<string, Scenario>>; onPruned?: OnPruned } = {},
+  }: {
+    readDepth?: number;
+    seed?: number;
+    scenarios?: Readonly<Record<string, Scenario>>;
+    onPruned?: OnPruned;
+  } = {},
 ): Promise<Explored> {
   const run1 = scenarios[scenario];
   if (run1 === undefined) throw new Error(`no scenario "${scenario}"`);
-  if (WORKLOADS.includes(scenario)) depth = Math.min(depth, 1);
+  const bounds = boundsOf(scenario, depth, readDepth);
   const faulted = noFaultedCopies();
   const pruned = { ...NOTHING_PRUNED };
   let frontier: Step[][] = [[]];
   let runs = 0;
-  for (let length = 0; length <= depth && frontier.length > 0; length++) {
+  for (let length = 0; length <= bounds.depth && frontier.length > 0; length++) {
     // This length's scripts, as they ran or were proven to: a held copy's later places look up held+end's here.
     const ranAt = new Map<string, Ran>();
     const next: Step[][] = [];
@@ -159,23 +252,29 @@ export async function exhaustive(
         runs++;
         addFaultedCopies(faulted, result.faulted);
         if (result.violations.length > 0) return { runs, pruned, faulted, failure: { scenario, script, seed, result } };
-        ran = { writesSent: result.writesSent, next: result.copies[script.length] };
+        ran = { writesSent: result.writesSent, copies: result.copies, metAt: metAt(script, result.copies) };
       }
       ranAt.set(textOf(script), ran);
-      if (length === depth) continue;
-      if (ran.writesSent <= script.length) {
-        pruned.unconsumed += scriptsBelow(depth - length) - 1;
-        continue;
-      }
-      const single = ran.next !== undefined && SINGLE_WRITES.includes(ran.next);
+      if (length === bounds.depth) continue;
+      const nextCopy = nextCopies(ran, script.length);
+      const withRead = script.some(isRead);
       for (const step of EXTENSIONS) {
-        const kept = single ? SAME_ON_A_SINGLE_WRITE.get(step.fault) : undefined;
+        const read = withRead || isRead(step);
+        // Beyond the search's bounds: neither run nor pruned.
+        if (read && length + 1 > bounds.readDepth) continue;
+        const below = scriptsBelow(bounds, length + 1, read);
+        const copy = nextCopy[channelOf(step.fault)];
+        if (copy === undefined) {
+          pruned.unconsumed += below;
+          continue;
+        }
+        const kept = sameAnswer(step, copy);
         if (kept === undefined) {
           next.push([...script, step]);
           continue;
         }
-        pruned.sameAnswer += scriptsBelow(depth - length - 1);
-        onPruned?.([...script, step], [...script, { fault: kept }]);
+        pruned.sameAnswer += below;
+        onPruned?.([...script, step], [...script, kept]);
       }
     }
     frontier = next;
@@ -185,22 +284,28 @@ export async function exhaustive(
 
 /**
  * The script `script` runs as, when a held copy of it lands where held+end's would: S, with
- * held+k at copy c, runs exactly as S' with held+end there until copy c+1+k is sent, since the
- * network looks at a held copy's place only when each copy is sent (network.ts, `#landHeld`). If
- * S' sent fewer copies, S never reaches that copy either: both land it at the end of the run, in
- * the same order among the copies held, and their runs (traces included) are the same. S' is of
- * the same length and comes first (EXTENSIONS); one proven the same in its turn stands for its own.
+ * held+k (or `in progress`, which lands as held+0 does) at copy c of a write, runs exactly as S'
+ * with held+end there until copy c+1+k of a write is sent, since the network looks at a held
+ * copy's place only when each copy of a write is sent (network.ts, `#landHeld`). If S' sent fewer
+ * copies of writes, S never reaches that copy either: both land it at the end of the run, applied
+ * at once, in the same order among the copies held, and their runs (traces included) are the same.
+ * S' is of the same length and comes first (EXTENSIONS); one proven the same in its turn stands
+ * for its own.
  */
 function heldToTheEnd(
   script: readonly Step[],
   ranAt: ReadonlyMap<string, Ran>,
 ): { script: readonly Step[]; ran: Ran } | undefined {
   for (const [index, step] of script.entries()) {
-    if (step.fault !== 'held' || step.landsAfter === undefined || step.landsAfter === Infinity) continue;
+    const landing = landingOf(step);
+    if (landing === undefined || landing === Infinity) continue;
     const sameAs = script.map((other, at) => (at === index ? HELD_TO_THE_END : other));
     const ran = ranAt.get(textOf(sameAs));
-    const copy = index + 1;
-    if (ran !== undefined && ran.writesSent < copy + 1 + step.landsAfter) return { script: sameAs, ran };
+    const met = ran?.metAt[index];
+    if (ran === undefined || met === undefined) continue;
+    // The copy's number among the copies of writes, as the network numbers them.
+    const copy = ran.copies.slice(0, met + 1).filter((sent) => lands('write', copyOf(sent).operation)).length;
+    if (ran.writesSent < copy + 1 + landing) return { script: sameAs, ran };
   }
   return undefined;
 }
@@ -262,10 +367,11 @@ export function report({ scenario, script, seed, result }: Failure): string {
   ].join('\n');
 }
 
-/** One scenario's search: every script to `depth`, then `seeds` random runs (scripts of `randomDepth` faults). */
+/** One scenario's search: every script to `depth` (with a read's faults to `readDepth`), then `seeds` random runs (scripts of `randomDepth` faults). */
 export interface Task {
   readonly scenario: string;
   readonly depth: number;
+  readonly readDepth: number;
   readonly seeds: number;
   readonly randomDepth: number;
 }
@@ -289,7 +395,7 @@ export async function searchScenario(
   scenarios: Readonly<Record<string, Scenario>> = SCENARIOS,
 ): Promise<Searched> {
   const started = performance.now();
-  const searched = await exhaustive(task.scenario, task.depth, { scenarios });
+  const searched = await exhaustive(task.scenario, task.depth, { readDepth: task.readDepth, scenarios });
   const random = searched.failure
     ? undefined
     : await randomRuns(task.scenario, 1, task.seeds, task.randomDepth, scenarios);
@@ -409,9 +515,10 @@ export function serveSearches(): void {
   });
 }
 
-/** What `npm run simulate` searches: each scenario's scripts to `depth`, then `seeds` random runs of as many faults. */
+/** What `npm run simulate` searches: each scenario's scripts to `depth` (a read's faults to `readDepth`), then `seeds` random runs of `depth` faults. */
 export interface Search {
   readonly depth: number;
+  readonly readDepth: number;
   readonly seeds: number;
   /** Scenarios searched at once, each in a worker thread; 1: one after the other, in this thread. */
   readonly jobs: number;
@@ -429,7 +536,7 @@ export interface Search {
  */
 export async function searchAll(
   names: readonly string[],
-  { depth, seeds, jobs, scenarios }: Search,
+  { depth, readDepth, seeds, jobs, scenarios }: Search,
   print: (line: string) => void,
 ): Promise<Failure | undefined> {
   const pool = jobs > 1 && scenarios === undefined ? new SearchPool(jobs) : undefined;
@@ -443,7 +550,7 @@ export async function searchAll(
   }
   async function lane(): Promise<void> {
     while (!stopped() && state.next < names.length) {
-      const task = { scenario: names[state.next++] ?? '', depth, seeds, randomDepth: depth };
+      const task = { scenario: names[state.next++] ?? '', depth, readDepth, seeds, randomDepth: depth };
       let searched: Searched;
       try {
         searched = pool ? await pool.search(task) : await searchScenario(task, scenarios);
@@ -485,13 +592,15 @@ export async function searchAll(
 }
 
 function summaryLine({ task, exhaustive: searched, random, seconds }: Searched, failure: Failure | undefined): string {
-  const depth = WORKLOADS.includes(task.scenario) ? Math.min(task.depth, 1) : task.depth;
+  const bounds = boundsOf(task.scenario, task.depth, task.readDepth);
+  const reads = bounds.readDepth < bounds.depth ? ` (a read's faults to ${bounds.readDepth})` : '';
   const faulted = noFaultedCopies();
   addFaultedCopies(faulted, searched.faulted);
   if (random) addFaultedCopies(faulted, random.faulted);
   const runs = searched.runs + (random?.runs ?? 0);
   return [
-    `${task.scenario}: ${count(scriptsBelow(depth))} scripts to depth ${depth}: ${count(searched.runs)} run, ` +
+    `${task.scenario}: ${count(scriptsBelow(bounds, 0, false))} scripts to depth ${bounds.depth}${reads}: ` +
+      `${count(searched.runs)} run, ` +
       `${prunedText(searched.pruned)}; ${count(random?.runs ?? 0)} random; ` +
       `${count(Math.round(runs / Math.max(seconds, 0.001)))} runs/s, ${seconds.toFixed(1)} s; ${failure ? 'FAILED' : 'ok'}`,
     `  ${faultedText(faulted)}`,

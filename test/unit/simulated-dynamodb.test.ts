@@ -3,7 +3,13 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { itemSize, type AttributeMap } from '../../harness/aws-dynamodb/requests';
 import { DynamoDbError, dynamoDb, type TransactItem } from '../../lib/dynamodb/client';
 import { Copies } from '../../lib/dynamodb/outcome';
-import { internalError, provisionedThroughputExceeded, transactionThrottled } from '../../harness/simulation/answers';
+import {
+  internalError,
+  provisionedThroughputExceeded,
+  throttlingException,
+  transactionConflicted,
+  transactionThrottled,
+} from '../../harness/simulation/answers';
 import {
   MAX_ITEM_BYTES,
   SimulatedDynamoDb,
@@ -464,6 +470,34 @@ describe('the simulated DynamoDB: Query pages', () => {
   });
 });
 
+describe('the simulated DynamoDB: a page the simulator ends sooner', () => {
+  it("ends a Query's page after pageItems items, with its LastEvaluatedKey, as 1 MB of larger items would; the next page goes on from it", () => {
+    const { dynamodb } = simulated();
+    for (const id of [1, 2, 3]) put(dynamodb, todo(id));
+    const query = (extra: Plain, pageItems?: number) => {
+      const body = wire({
+        TableName: TABLE,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'TODO' },
+        ConsistentRead: true,
+        ...extra,
+      });
+      const answer = read(
+        inProgress(dynamodb.begin('Query', body, pageItems === undefined ? {} : { pageItems })).finish(),
+      );
+      return {
+        ids: (answer.body.Items as Record<string, never>[]).map((item) => unmarshall(item).id as number),
+        lastKey: answer.body.LastEvaluatedKey && unmarshall(answer.body.LastEvaluatedKey as Record<string, never>),
+      };
+    };
+    expect(query({}, 1)).toEqual({ ids: [1], lastKey: key(1) });
+    expect(query({ ExclusiveStartKey: key(1) })).toEqual({ ids: [2, 3], lastKey: undefined });
+    // A Limit below it ends the page first; a page of its last item alone still says where it ended.
+    expect(query({ Limit: 1 }, 2)).toEqual({ ids: [1], lastKey: key(1) });
+    expect(query({ ExclusiveStartKey: key(2) }, 1)).toEqual({ ids: [3], lastKey: key(3) });
+  });
+});
+
 describe('the simulated DynamoDB: two phases, and conflicts between requests in progress', () => {
   const increment = (id: number): TransactItem => ({
     Update: {
@@ -713,6 +747,13 @@ describe('the simulated DynamoDB: capacity and faults', () => {
       { code: 'None' },
       { code: 'ThrottlingError' },
       { code: 'None' },
+    ]);
+    expect(read(throttlingException())).toMatchObject({ status: 400, error: 'ThrottlingException' });
+    // A conflict at any action, the claim's say: one reason an action, in the order they went in.
+    expect(reasons(read(transactionConflicted(3, 2)))).toEqual([
+      { code: 'None' },
+      { code: 'None' },
+      { code: 'TransactionConflict' },
     ]);
   });
 });
