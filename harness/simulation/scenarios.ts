@@ -6,6 +6,7 @@ import type { Version } from '../versions';
 import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
 import type { Item } from './dynamodb';
 import { KEY_EXPIRY } from './key-expiry';
+import { LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
 import { QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
 import { KEY, idsIntact, postChecks, seededContainer, unavailable, withRetries } from './clients';
@@ -611,6 +612,7 @@ export const WORKLOADS: readonly string[] = [
   ...Object.keys(LIST_LIMITS),
   ...Object.keys(QUEUE_UNDER_CONCURRENCY),
   ...Object.keys(KEY_EXPIRY),
+  ...Object.keys(LIST_SNAPSHOTS),
 ];
 
 /** Every scenario the simulator explores, by name. */
@@ -633,6 +635,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   ...LIST_LIMITS,
   ...QUEUE_UNDER_CONCURRENCY,
   ...KEY_EXPIRY,
+  ...LIST_SNAPSHOTS,
   'workload: four containers, shared records': workload(false),
   'workload: four containers, shared records, keyed': workload(true),
   ...DEPLOYS,

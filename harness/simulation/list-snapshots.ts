@@ -1,0 +1,109 @@
+import type { Todo } from '../../lib/todos';
+import { unavailable, withRetries } from './clients';
+import type { Answered, Container, Scenario, World } from './world';
+
+/**
+ * Lists of several pages while writes land (issue 39): every list is one snapshot, however many
+ * pages it reads (lib/dynamodb/list.ts). A writer sends one request at a time, each after the one
+ * before was answered, so some states can never exist together:
+ *
+ * - it deletes the oldest record but the first, then creates one: no list shows both (the new one
+ *   was made once the old one was gone);
+ * - it marks the first record and then the last with the same round: no list shows the last
+ *   record marked ahead of the first.
+ *
+ * Two listers read pages of two records meanwhile: one container that holds its list from one
+ * list to the next (it reads what changed), and a new container for each list (it reads the
+ * whole list). Pages read one by one, with no check, show both states.
+ */
+
+/** Records 3 to 8 before the faults: with 1 and 2, four pages of two records. */
+const RECORDS = 6;
+const PAGE_SIZE = 2;
+const ROUNDS = 2;
+const FIRST_ID = 1;
+
+/** An Idempotency-Key of the writer's own for each of its writes, as a client sends it (quoted). */
+function keyOf(write: string, round: number): string {
+  return `"${write}, round ${round}"`;
+}
+
+/** A record's round of marks, from its title. */
+function markOf(todo: Todo | undefined): number | undefined {
+  const found = todo && /, mark (\d+)$/.exec(todo.title);
+  return found ? Number(found[1]) : undefined;
+}
+
+/** What the writer did, in the order it did it, as far as it was answered. */
+interface Written {
+  /** A record deleted (answered 200) and the record created after it (answered 201). */
+  readonly replaced: { readonly gone: number; readonly made: number }[];
+  /** The last record, whose mark never goes ahead of the first's. */
+  lastId: number;
+}
+
+async function writer(world: World, container: Container, written: Written): Promise<void> {
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Records 2, then 3: the oldest after the first, which is marked.
+    const gone = FIRST_ID + round;
+    const removed = await withRetries(world, true, () => container.remove(gone, world.options(keyOf('delete', round))));
+    if (!('ok' in removed) || removed.ok === undefined) return;
+    const made = await withRetries(world, true, () =>
+      container.create({ title: `made in round ${round}` }, world.options(keyOf('create', round))),
+    );
+    if (!('ok' in made)) return;
+    written.replaced.push({ gone, made: made.ok.value.id });
+    // The first record's mark is answered before the last's is sent.
+    const first = await withRetries(world, true, () =>
+      container.update(FIRST_ID, { title: `the first, mark ${round}` }, world.options(keyOf('mark the first', round))),
+    );
+    if (!('ok' in first)) return;
+    await withRetries(world, true, () =>
+      container.update(
+        written.lastId,
+        { title: `the last, mark ${round}` },
+        world.options(keyOf('mark the last', round)),
+      ),
+    );
+  }
+}
+
+/** What a list answered that no snapshot shows. */
+function violations(listed: readonly Todo[], written: Written): string[] {
+  const ids = new Set(listed.map((todo) => todo.id));
+  const found: string[] = [];
+  for (const { gone, made } of written.replaced) {
+    if (ids.has(gone) && ids.has(made))
+      found.push(`a list showed record ${gone} beside ${made}, made once it was gone`);
+  }
+  const first = markOf(listed.find((todo) => todo.id === FIRST_ID)) ?? 0;
+  const last = markOf(listed.find((todo) => todo.id === written.lastId)) ?? 0;
+  if (last > first) found.push(`a list showed the last record at mark ${last}, the first at ${first}, marked first`);
+  return found;
+}
+
+const listsWhileWritten: Scenario = async (world) => {
+  const setUp = world.container();
+  for (let i = 0; i < RECORDS; i++) await setUp.create({ title: `record ${i + 3}` });
+  const written: Written = { replaced: [], lastId: RECORDS + 2 };
+  world.startFaults();
+  const holding = world.container({ pageSize: PAGE_SIZE });
+  const lists: Answered<Todo[]>[] = [];
+  async function listing(next: () => Container, times: number): Promise<void> {
+    for (let i = 0; i < times; i++) lists.push(await world.answer(next().list()));
+  }
+  await Promise.all([
+    writer(world, world.container(), written),
+    listing(() => holding, 4),
+    listing(() => world.container({ pageSize: PAGE_SIZE }), 3),
+  ]);
+  return () =>
+    lists.flatMap((listed) => {
+      if ('ok' in listed) return violations(listed.ok, written);
+      return unavailable(world, listed) ? [] : [`a list answered ${listed.failed}`];
+    });
+};
+
+export const LIST_SNAPSHOTS: Readonly<Record<string, Scenario>> = {
+  'lists of several pages while records are replaced and marked': listsWhileWritten,
+};
