@@ -26,6 +26,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   dynamodbPressure: async () => (await import('./sections/dynamodb-pressure')).dynamodbPressure,
   fleet: async () => (await import('./sections/fleet')).fleet,
   fleetList: async () => (await import('./sections/fleet')).fleetList,
+  listReads: async () => (await import('./sections/list-reads')).listReads,
   batching: async () => (await import('./sections/batching')).batching,
   exactlyOnce: async () => (await import('./sections/exactly-once')).exactlyOnce,
 };
