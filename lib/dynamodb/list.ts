@@ -37,6 +37,8 @@ export interface ListOptions {
    * is tagged by its content, as before versions.
    */
   readonly versionTrusted?: boolean | undefined;
+  /** The counter as this request read it already (the container's seed did): the list's first read. */
+  readonly counter?: Counter | undefined;
 }
 
 /** The whole list, tagged by its content: what a list is while the version cannot be trusted. */
@@ -54,7 +56,7 @@ export async function readList(
   options: ListOptions = {},
 ): Promise<{ list: TodoList; held?: HeldList }> {
   if (options.versionTrusted === false) return { list: await listByContent(table, signal, options) };
-  let counter = await versionedCounter(table, signal);
+  let counter = await versionedCounter(table, signal, options.counter);
   const tag = listTag(counter.listId, counter.version);
   if (options.unchanged?.(tag)) return { list: { tag } };
   // A list held of a table since made again under the same name is another list's.
@@ -73,8 +75,8 @@ export async function readList(
 }
 
 /** The counter, with its version: on a table seeded before lists had one, prepared first (lib/dynamodb/counter.ts). */
-async function versionedCounter(table: TableAccess, signal: AbortSignal): Promise<HeldList['counter']> {
-  let counter = await readCounter(table, signal);
+async function versionedCounter(table: TableAccess, signal: AbortSignal, read?: Counter): Promise<HeldList['counter']> {
+  let counter = read ?? (await readCounter(table, signal));
   if (counter?.version === undefined) {
     await prepareCounter(table, signal);
     counter = await readCounter(table, signal);
@@ -132,7 +134,8 @@ async function withChanges(
 ): Promise<HeldList | undefined> {
   const older = edited.filter((id) => id < addedFrom);
   const [added, ...editedItems] = await Promise.all([
-    todoItems(table, signal, { from: addedFrom }),
+    // No POST since (`next` where it was): no Query, which would cost a read unit to find nothing.
+    addedFrom < counter.next ? todoItems(table, signal, { from: addedFrom }) : [],
     ...older.map((id) => getItem(table, todoKey(id), signal)),
   ]);
   const todos = new Map([...held.todos].filter(([id]) => id < addedFrom));

@@ -28,7 +28,7 @@ import { readList, type HeldList } from './list';
 import { getItem } from './reads';
 import { deleteChange, putChange, rewrite } from './rewrite';
 import { seeded } from './seed';
-import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type TableAccess } from './table';
+import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type Counter, type TableAccess } from './table';
 
 /**
  * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent,
@@ -88,6 +88,8 @@ export class DynamoDbTodoStore implements TodoStore {
   /** The counter as this container knows it, and how its queue of POSTs goes (lib/dynamodb/queue.ts). */
   readonly #posts: PostState;
   #seeded: Promise<void> | undefined;
+  /** The counter as the seed found or made it, and when the seed began. */
+  #seedRead: { readonly counter: Counter; readonly began: number } | undefined;
   /** The list as this container last read it: the next list reads only what changed since (lib/dynamodb/list.ts). */
   #held: HeldList | undefined;
   /** POSTs waiting for the transaction in flight to finish; they go together in the next one. */
@@ -104,8 +106,12 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   readList(deadline?: Deadline, held?: (tag: string) => boolean): Promise<TodoList> {
+    const started = this.#table.runtime.now();
     return this.#call(deadline, async (signal) => {
+      // A container's first list starts from the counter its seed read, if the seed began after the list did.
+      const seed = this.#seedRead;
       const read = await readList(this.#table, this.#held, signal, {
+        counter: seed && seed.began >= started ? seed.counter : undefined,
         unchanged: held,
         pageSize: this.options.pageSize,
         versionTrusted: this.options.listVersion !== 'written',
@@ -213,9 +219,11 @@ export class DynamoDbTodoStore implements TodoStore {
 
   /** Seeds the table once per container; a failed seed is tried again by the next request. */
   #seed(signal: AbortSignal): Promise<void> {
+    const began = this.#table.runtime.now();
     this.#seeded ??= seeded(this.#table, signal).then(
       (counter) => {
         this.#posts.counter = counter;
+        this.#seedRead = { counter, began };
       },
       (error: unknown) => {
         this.#seeded = undefined;
