@@ -33,6 +33,14 @@ describe('the signing clock', () => {
     expect(clock.amzDate()).toBe('20260101T130010Z');
   });
 
+  it('is corrected the other way as well: a machine clock ahead of AWS’s signs at AWS’s time after the refusal', () => {
+    let now = T0;
+    const clock = new SigningClock(() => now);
+    expect(clock.corrected(EXPIRED, new Date(T0 - HOUR_MS).toUTCString(), clock.amzDate())).toBe(true);
+    now += 10_000;
+    expect(clock.amzDate()).toBe('20260101T110010Z');
+  });
+
   it.each([
     ['a refusal of another kind', 'com.amazonaws.dynamodb.v20120810#ValidationException', T0 + HOUR_MS],
     ['a refusal of a request signed near AWS’s time (a wrong secret key)', EXPIRED, T0 + 4 * 60_000],
