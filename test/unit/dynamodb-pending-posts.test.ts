@@ -1,16 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import FakeTimers from '@sinonjs/fake-timers';
-import type { DynamoDb, TransactItem } from '../../lib/dynamodb/client';
+import { DynamoDbError, type DynamoDb, type TransactItem } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY } from '../../lib/dynamodb/table';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Runtime } from '../../lib/runtime';
 
 /**
- * POSTs that arrive while a transaction is in flight wait for the next one (lib/dynamodb/store.ts):
- * one whose deadline comes while it waits leaves the queue, answered 503, and is never written
- * after. Against a DynamoDB that holds the first transaction until the test lets it go, on a clock
- * of the test's own. No Java.
+ * A POST's transaction and what becomes of it, against a DynamoDB of the test's own, on a clock of
+ * the test's own (no Java): POSTs that arrive while a transaction is in flight wait for the next
+ * one (lib/dynamodb/store.ts), and one whose deadline comes while it waits leaves the queue,
+ * answered 503, and is never written after; a transaction whose copies' fate is unknown after the
+ * client's attempts is sent again with its own token (lib/dynamodb/transaction.ts, commit).
  */
 
 const clock = FakeTimers.createClock(Date.UTC(2026, 10, 27));
@@ -64,5 +65,31 @@ describe('a POST waiting for the transaction in flight', () => {
     await first;
     await clock.tickAsync(1_000);
     expect(JSON.stringify(sent)).not.toContain('waiting');
+  });
+});
+
+describe('a POST whose transaction got no answer after the client’s attempts', () => {
+  it('is sent again with the same token, and answered 201 when that copy is applied', async () => {
+    const tokens: string[] = [];
+    const refuse = () => Promise.reject(new Error('not sent by this POST'));
+    const dynamodb: DynamoDb = {
+      getItem: () => Promise.resolve({ ...COUNTER_KEY, next: 3, bytes: 100, version: 0, edits: 0, listId: 'a list' }),
+      query: refuse,
+      putItem: refuse,
+      updateItem: refuse,
+      deleteItem: refuse,
+      transactWriteItems: (_actions, token) => {
+        tokens.push(token);
+        // The first: a 500 on every attempt, which may or may not have been applied.
+        if (tokens.length > 1) return Promise.resolve();
+        return Promise.reject(new DynamoDbError('InternalServerError', 'a 500', { copy: 'maybe applied' }));
+      },
+    };
+    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, queuePosts: false });
+    const created = store.create({ title: 'sent again' }, { deadline: clock.now + 9_000 });
+    await clock.tickAsync(2_000);
+    expect((await created).value).toMatchObject({ id: 3, title: 'sent again' });
+    expect(tokens).toHaveLength(2);
+    expect(new Set(tokens).size).toBe(1);
   });
 });
