@@ -256,10 +256,38 @@ export function outcomeOf(
 }
 
 /**
+ * How fast the queue goes, as a waiting POST sees it: the ids commits gave per unit of intent id
+ * (`density`; intent ids are arrival times) between two heads it saw, and the last head and
+ * counter it saw. A commit takes the intents from the head in order, so the ids given while the
+ * head moved from one intent to another are about the intents that stood between them.
+ */
+export interface QueuePace {
+  readonly head: number;
+  readonly next: number;
+  readonly density?: number;
+}
+
+export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter): QueuePace {
+  const moved = pace !== undefined && head.id > pace.head && counter.next > pace.next;
+  const density = moved ? (counter.next - pace.next) / (head.id - pace.head) : pace?.density;
+  return { head: head.id, next: counter.next, ...(density !== undefined && { density }) };
+}
+
+/** About how many intents stand between the head and `mine`: none known before the head has moved once. */
+export function intentsAhead(pace: QueuePace, mine: Intent): number {
+  return (pace.density ?? 0) * (mine.id - pace.head);
+}
+
+/**
  * The pause before a waiting POST's next look: about as long as a commit takes here (every look is
  * a request of every waiting container), longer while the head stays put (a stalled head is not
- * looked at every few milliseconds until its lease ends).
+ * looked at every few milliseconds until its lease ends), and, for a POST more than a commit's
+ * intents behind the head, one commit for each further commit's intents ahead of it: it cannot be
+ * written before those commits land, and 256 POSTs waiting that each looked every commit read the
+ * counter's partition past its 3,000 units a second (docs/scale.md). The POSTs a commit or two from
+ * the head look as before, so the next head learns it is head as soon.
  */
-export function pauseBeforeLook(commitMs: number, headStillFor: number): number {
-  return Math.max(2, Math.min(500, Math.max(commitMs, headStillFor / 4)));
+export function pauseBeforeLook(commitMs: number, headStillFor: number, ahead = 0): number {
+  const commitsFirst = ahead / MAX_INTENTS - 1;
+  return Math.max(2, Math.min(500, Math.max(commitMs, commitMs * commitsFirst, headStillFor / 4)));
 }

@@ -15,8 +15,10 @@ import {
   commitShares,
   decidedAfter,
   intentId,
+  intentsAhead,
   isStale,
   outcomeOf,
+  paceAfter,
   pauseBeforeLook,
   placeOf,
   planCommit,
@@ -28,6 +30,7 @@ import {
   type Look,
   type Payload,
   type QueueCounter,
+  type QueuePace,
   type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
@@ -180,6 +183,7 @@ async function waitFor(
   signal: AbortSignal,
 ): Promise<Outcome> {
   let head: { id: number; since: number } | undefined;
+  let pace: QueuePace | undefined;
   for (;;) {
     const look = await lookAtQueue(table, signal);
     state.counter = look.counter;
@@ -189,6 +193,7 @@ async function waitFor(
     const now = table.runtime.now();
     let commits = place.kind === 'head';
     if (place.kind === 'waiting' && place.head !== undefined) {
+      pace = paceAfter(pace, place.head, look.counter);
       state.othersUntil = now + HEAD_LEASE_MS;
       if (head?.id !== place.head.id) head = { id: place.head.id, since: now };
       if (now - head.since > HEAD_LEASE_MS) {
@@ -203,7 +208,8 @@ async function waitFor(
       continue;
     }
     const headStillFor = head === undefined ? 0 : table.runtime.now() - head.since;
-    await pause(pauseBeforeLook(state.commitMs, headStillFor), signal, table.runtime);
+    const ahead = pace === undefined ? 0 : intentsAhead(pace, mine);
+    await pause(pauseBeforeLook(state.commitMs, headStillFor, ahead), signal, table.runtime);
   }
 }
 

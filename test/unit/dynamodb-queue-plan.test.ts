@@ -9,7 +9,9 @@ import {
   commitShares,
   decidedAfter,
   intentId,
+  intentsAhead,
   outcomeOf,
+  paceAfter,
   pauseBeforeLook,
   placeOf,
   planCommit,
@@ -323,6 +325,33 @@ describe('intentId and pauseBeforeLook', () => {
         expect(pause).toBeGreaterThanOrEqual(2);
         expect(pause).toBeLessThanOrEqual(500);
         expect(pauseBeforeLook(commitMs, headStillFor + 100)).toBeGreaterThanOrEqual(pause);
+      }),
+    );
+  });
+
+  it('learns how many intents stand ahead from how far the head moved for the ids the counter gave', () => {
+    const mine = { id: NOW * 1000, uuid: 'mine' };
+    // A head 300 ms of arrivals ahead; then one 100 ms later, with 24 ids given meanwhile.
+    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 });
+    expect(intentsAhead(first, mine)).toBe(0);
+    const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 });
+    expect(intentsAhead(moved, mine)).toBeCloseTo(48);
+    // A look that finds the head where it was keeps what was learnt.
+    expect(intentsAhead(paceAfter(moved, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }), mine)).toBeCloseTo(48);
+  });
+
+  it('pauses a commit for each further commit’s intents ahead, past the first two, at most 500 ms', () => {
+    expect(pauseBeforeLook(30, 0, 0)).toBe(30);
+    expect(pauseBeforeLook(30, 0, 2 * MAX_INTENTS)).toBe(30);
+    expect(pauseBeforeLook(30, 0, 5 * MAX_INTENTS)).toBe(120);
+    expect(pauseBeforeLook(30, 0, 100 * MAX_INTENTS)).toBe(500);
+    fc.assert(
+      fc.property(fc.nat({ max: 1_000 }), fc.nat({ max: 1_000 }), fc.nat({ max: 10_000 }), (commitMs, still, ahead) => {
+        // Never shorter than without pacing: a POST at low load looks as before.
+        expect(pauseBeforeLook(commitMs, still, ahead)).toBeGreaterThanOrEqual(pauseBeforeLook(commitMs, still));
+        expect(pauseBeforeLook(commitMs, still, ahead + MAX_INTENTS)).toBeGreaterThanOrEqual(
+          pauseBeforeLook(commitMs, still, ahead),
+        );
       }),
     );
   });

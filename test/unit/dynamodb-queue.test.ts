@@ -1,11 +1,15 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import FakeTimers from '@sinonjs/fake-timers';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { itemSize, type AttributeMap } from '../../harness/aws-dynamodb/requests';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
-import { HEAD_LEASE_MS, outcomeKey, payloadKey } from '../../lib/dynamodb/queue';
+import type { DynamoDb } from '../../lib/dynamodb/client';
+import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, type PostState } from '../../lib/dynamodb/queue';
+import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
+import type { Runtime } from '../../lib/runtime';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
@@ -221,4 +225,78 @@ describe('the queue of POSTs, across containers', () => {
     },
     WITHIN_MS,
   );
+});
+
+describe('a POST far back in the queue, on a clock of the test’s own (no Java)', () => {
+  const START = Date.UTC(2026, 10, 28);
+  /**
+   * The queue as scripted: 250 intents ahead of the POST, a commit of MAX_INTENTS of them every
+   * COMMIT_MS by heads of their own; the eleventh takes the last ten and the POST's.
+   */
+  const AHEAD = 250;
+  const COMMIT_MS = 50;
+
+  function farBack() {
+    const clock = FakeTimers.createClock(START);
+    const runtime: Runtime = {
+      now: () => clock.now,
+      after: (ms, run) => {
+        const timer = clock.setTimeout(run, ms);
+        return () => {
+          clock.clearTimeout(timer);
+        };
+      },
+      random: () => 0.5,
+      uuid: () => 'mine',
+    };
+    // One intent a millisecond before the POST's, in arrival order: ids are arrival times.
+    const queue = Array.from({ length: AHEAD }, (_, i) => ({ id: (START - AHEAD + i) * 1000, uuid: `ahead ${i}` }));
+    let mine: { id: number; uuid: string } | undefined;
+    let looks = 0;
+    const refuse = () => Promise.reject(new Error('a waiting POST far back sends no such request'));
+    const dynamodb: DynamoDb = {
+      putItem: ({ Item }) => {
+        mine = { id: Number(Item.id), uuid: String(Item.uuid) };
+        return Promise.resolve();
+      },
+      query: () => {
+        looks++;
+        const taken = Math.floor((clock.now - START) / COMMIT_MS) * MAX_INTENTS;
+        const all = mine === undefined ? queue : [...queue, mine];
+        const recent = mine !== undefined && taken > AHEAD ? { [mine.uuid]: 3 + AHEAD } : {};
+        const counter = { ...COUNTER_KEY, next: 3 + Math.min(taken, AHEAD + 1), bytes: 0, recent };
+        const page = all.slice(taken, taken + 1);
+        // A look's Limit cut the page where intents remain past it: the POST's own is not gone.
+        return Promise.resolve({ items: [counter, ...page], lastKey: all.length > taken + 1 ? page[0] : undefined });
+      },
+      getItem: refuse,
+      updateItem: refuse,
+      deleteItem: refuse,
+      transactWriteItems: refuse,
+    };
+    const state: PostState = { counter: undefined, queue: true, othersUntil: 0, commitMs: 20 };
+    const answer = queuePost(
+      { name: 'todos', dynamodb, runtime },
+      state,
+      { request: { title: 'far back' }, claim: undefined },
+      new AbortController().signal,
+      START + 9_000,
+    );
+    return { clock, answer, looks: () => looks };
+  }
+
+  it('looks about once for each commit that must land before it, and learns of its own within a look of it', async () => {
+    const { clock, answer, looks } = farBack();
+    // Its own intent is taken by the eleventh commit; a look every commitMs (20 ms) until then is 28 looks.
+    const written = (Math.floor(AHEAD / MAX_INTENTS) + 1) * COMMIT_MS;
+    let answeredAt: number | undefined;
+    void answer.then(() => {
+      answeredAt = clock.now;
+    });
+    await clock.tickAsync(written + 100);
+    await expect(answer).resolves.toEqual({ value: expect.objectContaining({ id: 3 + AHEAD }), replayed: false });
+    expect(looks()).toBeLessThanOrEqual(16);
+    // Near the head it looks every commitMs, as before: the answer comes a pause after its commit.
+    expect(answeredAt).toBeLessThanOrEqual(START + written + 20);
+  });
 });
