@@ -79,6 +79,8 @@ export interface StageOptions {
   readonly random: () => number;
   /** Each function's cap on containers: its concurrency. */
   readonly containers: number;
+  /** A function's own cap where it is below `containers` (serverless.yml's `<function>Concurrency` stage parameters). */
+  readonly caps?: Partial<Record<FunctionName, number>>;
   readonly atCap?: 'wait' | 'throttle';
   readonly throttle?: { readonly perSecond: number; readonly burst: number };
   /** The store's options: which design of POST (queuePosts). */
@@ -291,7 +293,7 @@ export class SimulatedStage {
     this.pools = new Map(
       (['createTodo', 'getTodo', 'listTodos'] as const).map((name) => [
         name,
-        new FunctionPool(name, containers, atCap, clock, () => {
+        new FunctionPool(name, Math.min(containers, options.caps?.[name] ?? containers), atCap, clock, () => {
           const now = clocks && readingOf(drawClock(clocks.bound, clocks.random), clock.now);
           const container = new Container(clock, dynamodb, random, cpuMs, store, now);
           container.freezes = options.freezes ?? true;

@@ -1,6 +1,6 @@
 import { SimulatedDynamoDb } from './dynamodb';
 import { EventClock } from './event-clock';
-import { SimulatedStage, type Answered, type Request } from './lambda';
+import { SimulatedStage, type Answered, type Request, type StageOptions } from './lambda';
 import { TimedDynamoDb } from './timed-dynamodb';
 import { seeded } from './world';
 
@@ -18,6 +18,8 @@ export interface Workload {
   readonly design: Design;
   /** Each function's concurrency. */
   readonly containers: number;
+  /** A function's own cap where it is lower (the stage's `<function>Concurrency` parameters, serverless.yml). */
+  readonly caps?: StageOptions['caps'];
   readonly postsPerSecond: number;
   readonly titleBytes: number;
   /** Reads on top of the POSTs: GET /todos and GET /todos/{id}, half each, at this rate. */
@@ -134,6 +136,7 @@ export async function runPoint(workload: Workload): Promise<Point> {
     dynamodb: timed,
     random: seeded(workload.seed),
     containers: workload.containers,
+    ...(workload.caps && { caps: workload.caps }),
     atCap: workload.atCap ?? 'throttle',
     throttle: { perSecond: workload.throttlePerSecond, burst: 2 * workload.throttlePerSecond },
     store: { queuePosts: workload.design === 'queue' },
