@@ -56,6 +56,8 @@ function matching(pattern, accepts) {
 }
 
 const SWITCH = oneOf(['on', 'off']);
+/** A function's reserved concurrency: Lambda's default for a whole account is 1,000, and 0 would stop the function. */
+const CONCURRENCY = number(1, 1_000, true);
 /** The values each named setting takes; test/unit/local-plugin.test.ts holds them to lib/ and serverless.yml. */
 const STORES = ['memory', 'dynamodb'];
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -77,8 +79,13 @@ const PARAMS = {
   // API Gateway's own bounds for a stage: 10,000 requests a second, bursts of 5,000, by default.
   throttleRate: number(1, 10_000, false),
   throttleBurst: number(1, 5_000, true),
-  // Lambda's default concurrency for a whole account is 1,000; 0 would stop the function.
-  reservedConcurrency: number(1, 1_000, true),
+  reservedConcurrency: CONCURRENCY,
+  // Each function's own cap; reservedConcurrency, when set, overrides all five.
+  listTodosConcurrency: CONCURRENCY,
+  getTodoConcurrency: CONCURRENCY,
+  createTodoConcurrency: CONCURRENCY,
+  updateTodoConcurrency: CONCURRENCY,
+  deleteTodoConcurrency: CONCURRENCY,
   logRetentionDays: oneOf(RETENTION_DAYS.map(String)),
   // DynamoDB's rule for table names.
   table: matching(/^[A-Za-z0-9_.-]{3,255}$/, 'a DynamoDB table name: 3 to 255 letters, digits, _, . or -'),

@@ -47,6 +47,18 @@ function planted(stack: Stack, change: (copy: Template) => void): Template {
 const uncovered = (found: Finding[]) =>
   found.filter((finding) => !guardExceptions().some((exception) => covers(exception, finding)));
 
+/**
+ * The functions with no cap on their concurrency (no ReservedConcurrentExecutions): what cfn-nag's
+ * W92 and Checkov's CKV_AWS_115 flag, and what Control Tower's rules here do not check. Uncapped, a
+ * flood holds as many containers as the account has, and the queue of POSTs carries fewer past 64
+ * (docs/scale.md).
+ */
+const uncapped = (checked: Template) =>
+  Object.entries(checked.Resources)
+    .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function')
+    .filter(([, resource]) => resource.Properties.ReservedConcurrentExecutions === undefined)
+    .map(([id]) => id);
+
 describe.each(Object.keys(STACKS) as Stack[])('the %s store’s stack', (stack) => {
   it('matches AWS’s CloudFormation resource specification, resource by resource', () => {
     expect(specProblems(template(stack))).toEqual([]);
@@ -54,6 +66,11 @@ describe.each(Object.keys(STACKS) as Stack[])('the %s store’s stack', (stack) 
 
   it('breaks no Control Tower control that cfn-guard-exceptions.yaml does not list, with its reason', () => {
     expect(uncovered(findings[stack] ?? [])).toEqual([]);
+  });
+
+  it('caps every function’s concurrency, createTodo’s at what the scale model found carries the most POSTs', () => {
+    expect(uncapped(template(stack))).toEqual([]);
+    expect(template(stack).Resources.CreateTodoLambdaFunction?.Properties.ReservedConcurrentExecutions).toBe(64);
   });
 });
 
@@ -123,6 +140,13 @@ describe('planted faults', () => {
     ],
   ])('the specification check catches %s', (_fault, change, problem) => {
     expect(specProblems(planted('dynamodb', change))).toContainEqual(expect.stringContaining(problem));
+  });
+
+  it('the concurrency check catches a function without a cap', () => {
+    const copy = planted('dynamodb', (changed) => {
+      delete changed.Resources.GetTodoLambdaFunction?.Properties.ReservedConcurrentExecutions;
+    });
+    expect(uncapped(copy)).toEqual(['GetTodoLambdaFunction']);
   });
 
   it.each([

@@ -32,6 +32,14 @@ const CASES: [string, string[], string, string][] = [
     '0',
     '--param=reservedConcurrency must be a whole number from 1 to 1000, not "0"',
   ],
+  ...['listTodos', 'getTodo', 'createTodo', 'updateTodo', 'deleteTodo'].map(
+    (fn): [string, string[], string, string] => [
+      `${fn}Concurrency`,
+      ['1', '64', '1000'],
+      '1001',
+      `--param=${fn}Concurrency must be a whole number from 1 to 1000, not "1001"`,
+    ],
+  ),
   [
     'logRetentionDays',
     ['14', '365', '3653'],
@@ -57,7 +65,8 @@ describe('each stage parameter', () => {
     const known = Object.keys(stageParams.PARAMS);
     expect(known.filter((name) => !tested.has(name))).toEqual([]);
     const config = readFileSync(join(PROJECT_ROOT, 'serverless.yml'), 'utf8');
-    const used = new Set([...config.matchAll(/\$\{param:(\w+)/g)].map((match) => match[1]));
+    // A parameter is read first in its variable, or as another's fallback: `${param:a, param:b}`.
+    const used = new Set([...config.matchAll(/\bparam:(\w+)/g)].map((match) => match[1]));
     // store and sourcemaps have defaults that depend on the command: the local workflow plugin reads them.
     const plugin = readFileSync(join(PROJECT_ROOT, 'serverless/plugins/local-workflow/variables.cjs'), 'utf8');
     for (const name of ['store', 'sourcemaps']) expect(plugin).toContain(`'${name}'`);
