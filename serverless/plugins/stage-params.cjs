@@ -86,6 +86,8 @@ const PARAMS = {
   createTodoConcurrency: CONCURRENCY,
   updateTodoConcurrency: CONCURRENCY,
   deleteTodoConcurrency: CONCURRENCY,
+  // read | written: whether lists answer from the list's version (docs/operations.md, two deploys from older code).
+  listVersion: oneOf(['read', 'written']),
   logRetentionDays: oneOf(RETENTION_DAYS.map(String)),
   // DynamoDB's rule for table names.
   table: matching(/^[A-Za-z0-9_.-]{3,255}$/, 'a DynamoDB table name: 3 to 255 letters, digits, _, . or -'),

@@ -71,6 +71,11 @@ describe.each(Object.keys(STACKS) as Stack[])('the %s store’s stack', (stack) 
   it('caps every function’s concurrency, createTodo’s at what the scale model found carries the most POSTs', () => {
     expect(uncapped(template(stack))).toEqual([]);
     expect(template(stack).Resources.CreateTodoLambdaFunction?.Properties.ReservedConcurrentExecutions).toBe(64);
+    // GET /todos: each new container reads the whole list once (docs/scale.md), so fewer of them than the reads by id.
+    expect(template(stack).Resources.ListTodosLambdaFunction?.Properties.ReservedConcurrentExecutions).toBe(64);
+    expect(template(stack).Resources.ListTodosLambdaFunction?.Properties.Environment).toMatchObject({
+      Variables: { TODO_LIST_VERSION: 'read' },
+    });
   });
 });
 

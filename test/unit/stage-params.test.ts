@@ -20,6 +20,7 @@ const CASES: [string, string[], string, string][] = [
   ['sourcemaps', ['on', 'off'], 'yes', '--param=sourcemaps must be on or off, not "yes"'],
   ['mode', ['start', 'dev'], 'foo', '--param=mode must be start or dev, not "foo"'],
   ['tracing', ['on', 'off'], 'yes', '--param=tracing must be on or off, not "yes"'],
+  ['listVersion', ['read', 'written'], 'trusted', '--param=listVersion must be read or written, not "trusted"'],
   ['alarms', ['on', 'off'], 'true', '--param=alarms must be on or off, not "true"'],
   ['alarmEmail', ['ops@example.com'], 'ops', '--param=alarmEmail must be an email address, not "ops"'],
   ['throttleRate', ['1', '50', '10000'], 'abc', '--param=throttleRate must be a number from 1 to 10000, not "abc"'],
