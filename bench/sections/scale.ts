@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { PROJECT_ROOT } from '../../harness/project';
 import { CPU_MS_PER_DYNAMODB_REQUEST } from '../../harness/simulation/lambda';
 import { filledTable, runPoint, type Design, type Point, type Workload } from '../../harness/simulation/scale';
 import { round, type Row } from '../lib';
@@ -74,6 +78,25 @@ function mixedName(design: Design, records: number): string {
   return `${design}: ${MIXED.perSecond} requests/s, ${MIXED.readShare * 100} % reads, list of ${records} records, ${MIXED.containers} containers`;
 }
 
+/** The functions' own caps as serverless.yml's defaults set them (`<function>Concurrency`): the stage a deploy makes. */
+function stageCaps(): Record<'listTodos' | 'getTodo' | 'createTodo', number> {
+  const config = parse(readFileSync(join(PROJECT_ROOT, 'serverless.yml'), 'utf8')) as {
+    params: { default: Record<string, number> };
+  };
+  const { default: defaults } = config.params;
+  return {
+    listTodos: Number(defaults.listTodosConcurrency),
+    getTodo: Number(defaults.getTodoConcurrency),
+    createTodo: Number(defaults.createTodoConcurrency),
+  };
+}
+
+function capsName(caps: Readonly<Record<string, number>>): string {
+  return `the stage's caps (${Object.entries(caps)
+    .map(([name, cap]) => `${name} ${cap}`)
+    .join(', ')})`;
+}
+
 function wanted(name: string): boolean {
   return ONLY === undefined || ONLY.test(name);
 }
@@ -126,11 +149,15 @@ export async function scale(): Promise<Row[]> {
     // Filling the list takes longer than a point: not for points filtered out.
     if (!DESIGNS.some((design) => wanted(mixedName(design, records)))) continue;
     const table = await filledTable(records, 20);
-    for (const design of DESIGNS) {
+    for (const [design, caps] of DESIGNS.flatMap((design) => [
+      [design, undefined] as const,
+      [design, stageCaps()] as const,
+    ])) {
       await measured(
         {
           design,
           containers: MIXED.containers,
+          ...(caps && { caps }),
           postsPerSecond: MIXED.perSecond * (1 - MIXED.readShare),
           readsPerSecond: MIXED.perSecond * MIXED.readShare,
           titleBytes: 20,
@@ -140,7 +167,7 @@ export async function scale(): Promise<Row[]> {
           seed: records,
           table,
         },
-        mixedName(design, records),
+        mixedName(design, records) + (caps ? `, ${capsName(caps)}` : ''),
         'requests/s',
         rows,
       );
