@@ -79,3 +79,29 @@ export function credentialSource(
   if (credentials === undefined) return credentialsFrom(process.env);
   return () => Promise.resolve(credentials);
 }
+
+/** The errors that say a request's credentials are missing or refused: a set-up to fix, not a failure to retry. */
+const CREDENTIALS_ERRORS = [
+  'CredentialsProviderError',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+];
+
+/**
+ * What the developer is to set, when `error` says the credentials are missing or refused off AWS
+ * (`npm start`, `invoke local`: Lambda sets AWS_EXECUTION_ENV). On a deployed stage the function's
+ * role gives them, and such a failure is not the caller's to fix: undefined, as for any other error.
+ */
+export function credentialsProblem(error: unknown, service: string): string | undefined {
+  if (process.env.AWS_EXECUTION_ENV !== undefined) return undefined;
+  if (!(error instanceof Error) || !CREDENTIALS_ERRORS.includes(error.name)) return undefined;
+  // Refused again once signed at AWS's time (lib/aws/clock.ts): the credentials are fine, the clock is not.
+  if (error.message.startsWith('the clock is off')) {
+    return `${service} refused the request: ${error.message} (set this machine's clock)`;
+  }
+  return (
+    `No usable AWS credentials for ${service} (${error.name}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and ` +
+    `AWS_SECRET_ACCESS_KEY (any values do for ${service} Local)`
+  );
+}

@@ -247,6 +247,3 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     budget.stop();
   }
 }
-
-// TODO(lead): the old name, until queue.ts and posts.ts are renamed to prepareCounter.
-export const sizeList = prepareCounter;

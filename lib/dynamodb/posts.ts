@@ -2,7 +2,7 @@ import type { KeyReused, ListFull } from '../errors';
 import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
 import { claimPut, inFlightAtDeadline } from './claims';
 import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
-import { added, counterMove, readCounter, sizeList } from './counter';
+import { added, counterMove, prepareCounter, readCounter } from './counter';
 import { todoItem, type Counter, type TableAccess } from './table';
 import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
@@ -157,7 +157,7 @@ function writeTogether(
       const { settled, next } = decide(meanings, postShares(posts, writes), table.runtime.now());
       for (const [who, outcome] of settled) outcomes[Number(who)] = postOutcome(outcome);
       if (next.kind === 'size the list') {
-        await sizeList(table, signal);
+        await prepareCounter(table, signal);
         state.counter = undefined;
         continue;
       }

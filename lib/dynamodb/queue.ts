@@ -4,7 +4,7 @@ import { log } from '../log';
 import { claimPut } from './claims';
 import { pause, timeLimit } from '../abort';
 import type { PutInput } from './client';
-import { counterMove, readCounter, sizeList, type Added } from './counter';
+import { counterMove, prepareCounter, readCounter, type Added } from './counter';
 import { getItem } from './reads';
 import type { Outcome, Post } from './posts';
 import { createTodo, draftOf } from '../todos';
@@ -282,7 +282,7 @@ async function commitQueue(
   const started = table.runtime.now();
   const { counter, intents } = await readQueue(table, signal);
   if (counter.bytes === undefined) {
-    await sizeList(table, signal);
+    await prepareCounter(table, signal);
     return undefined;
   }
   let decided: Decided = NOTHING_DECIDED;
@@ -301,7 +301,7 @@ async function commitQueue(
     if (committed === 'superseded') return undefined;
     const { meanings, codes } = committed.cancelled;
     const { settled, next } = decide(meanings, commitShares(plan), table.runtime.now());
-    if (next.kind === 'size the list') await sizeList(table, signal);
+    if (next.kind === 'size the list') await prepareCounter(table, signal);
     // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
     if (next.kind !== 'again') {
       if (next.kind === 'unexplained' || next.kind === 'changed') {

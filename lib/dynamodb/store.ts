@@ -20,6 +20,7 @@ import {
   type Written,
 } from '../todos';
 import { timeLimit, unlessAborted } from '../abort';
+import { credentialsProblem } from '../aws/credentials';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type Post } from './posts';
@@ -297,33 +298,10 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 }
 
-/** The SDK's errors that say its credentials are missing or refused: a set-up to fix, not a failure to retry. */
-const CREDENTIALS_ERRORS = [
-  'CredentialsProviderError',
-  'UnrecognizedClientException',
-  'InvalidSignatureException',
-  'ExpiredTokenException',
-];
-
-/**
- * Off AWS (`npm start`, `invoke local`: Lambda sets AWS_EXECUTION_ENV), credentials that are
- * missing or refused are the developer's to set: a StoreMisconfigured that says how. On a
- * deployed stage the function's role gives them, and such a failure stays a 503.
- */
+/** Off AWS, credentials missing or refused are the developer's to set: a StoreMisconfigured that says how (lib/aws/credentials.ts). */
 function misconfigured(error: unknown): StoreMisconfigured | undefined {
-  if (process.env.AWS_EXECUTION_ENV !== undefined) return undefined;
-  if (!(error instanceof Error) || !CREDENTIALS_ERRORS.includes(error.name)) return undefined;
-  // Refused again once signed at AWS's time (lib/aws/clock.ts): the credentials are fine, the clock is not.
-  if (error.message.startsWith('the clock is off')) {
-    return new StoreMisconfigured(`DynamoDB refused the request: ${error.message} (set this machine's clock)`, {
-      cause: error,
-    });
-  }
-  return new StoreMisconfigured(
-    `No usable AWS credentials for DynamoDB (${error.name}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and ` +
-      'AWS_SECRET_ACCESS_KEY (any values do for DynamoDB Local)',
-    { cause: error },
-  );
+  const problem = credentialsProblem(error, 'DynamoDB');
+  return problem === undefined ? undefined : new StoreMisconfigured(problem, { cause: error });
 }
 
 /**
