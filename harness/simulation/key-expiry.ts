@@ -2,6 +2,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { EXPIRES } from '../../lib/dynamodb/table';
 import type { IdempotencyClaim, TodoPatch } from '../../lib/todos';
 import { withRetries, unavailable } from './clients';
+import { TOKEN_WINDOW_MS } from './dynamodb';
 import { TABLE, type Answered, type Scenario, type World } from './world';
 
 /**
@@ -96,6 +97,34 @@ function freshAnswer(world: World, again: Answered<{ value: unknown; replayed: b
   return again.ok?.replayed === false ? [] : [`the first request, sent again, answered ${JSON.stringify(again.ok)}`];
 }
 
+/**
+ * A keyed PUT whose copies held in the network land past the token's ten minutes (TOKEN_WINDOW_MS):
+ * DynamoDB no longer takes such a copy for its twin, but as a new request, which only its own
+ * conditions refuse (the record's version, the key's claim: docs/design.md, every transaction is
+ * conditional on something that only moves forward). Record 1 must hold the PUT's title exactly
+ * when it answered 200, and its version must have moved once at most.
+ */
+const landsPastTokenWindow: Scenario = async (world) => {
+  const container = world.container();
+  await container.get(1);
+  world.startFaults();
+  const answered = await withRetries(world, true, () =>
+    container.update(1, FIRST, { ...world.options(), claim: claimOn(world, 'late') }),
+  );
+  const afterAnswer = titleOf(world);
+  await world.wait(TOKEN_WINDOW_MS + 60_000);
+  return () => {
+    const violations: string[] = [];
+    if ('ok' in answered && afterAnswer !== FIRST.title)
+      violations.push(`the PUT answered 200, record 1 held "${afterAnswer}"`);
+    if ('failed' in answered && !unavailable(world, answered)) violations.push(`the PUT answered ${answered.failed}`);
+    const stored = world.dynamodb.items(TABLE).find((item) => item.pk === 'TODO' && item.id === 1);
+    if (Number(stored?.v ?? 0) > 1) violations.push(`record 1's version moved ${String(stored?.v)} times`);
+    return violations;
+  };
+};
+
 export const KEY_EXPIRY: Readonly<Record<string, Scenario>> = {
   'PUT, keyed, its key expiring meanwhile': keyExpires,
+  'PUT, keyed, its held copies landing past the token’s ten minutes': landsPastTokenWindow,
 };

@@ -76,8 +76,10 @@ export interface World {
   options(key?: string, extra?: Partial<WriteOptions>, on?: Container): WriteOptions;
   /** What the call answered, or the name of what it failed with. */
   answer<T>(call: Promise<T>): Promise<Answered<T>>;
-  /** Lets simulated time pass. */
+  /** Lets simulated time pass: on purpose, so a run's limit on simulated time (MAX_SIMULATED_MS) runs past it. */
   wait(ms: number): Promise<void>;
+  /** The simulated time the scenario let pass on purpose (`wait`). */
+  waited(): number;
   /** The simulated time, epoch ms. */
   now(): number;
   /** The records now, by id. */
@@ -257,6 +259,7 @@ function readingAt<T>(now: number, read: () => T): T {
 function worldOn(parts: Parts, faults: Faults): World {
   const { dynamodb, network, runtime, containerRuntime, stores } = parts;
   const clockOf = new WeakMap<Container, () => number>();
+  let waited = 0;
   return {
     dynamodb,
     container: ({ version = 'current', pageSize } = {}) => {
@@ -283,10 +286,13 @@ function worldOn(parts: Parts, faults: Faults): World {
         return { failed: name || String(error) };
       }
     },
-    wait: (ms) =>
-      new Promise((resolve) => {
+    wait: (ms) => {
+      waited += ms;
+      return new Promise((resolve) => {
         runtime.after(ms, resolve);
-      }),
+      });
+    },
+    waited: () => waited,
     now: runtime.now,
     records: () =>
       dynamodb
@@ -329,7 +335,8 @@ async function runToEnd(clock: Clock, world: World, scenario: Scenario, network:
     return ended.check === undefined && !('crashed' in ended);
   }
   while (running()) {
-    if (clock.now - START > MAX_SIMULATED_MS) return result(network, [`still running after ${MAX_SIMULATED_MS} ms`]);
+    if (clock.now - START > MAX_SIMULATED_MS + world.waited())
+      return result(network, [`still running after ${MAX_SIMULATED_MS} ms beyond its waits`]);
     if (clock.countTimers() === 0) {
       await clock.tickAsync(0);
       if (running()) return result(network, ['hangs: nothing left to happen']);
