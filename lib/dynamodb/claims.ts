@@ -4,10 +4,9 @@ import { EXPIRES, toTodo, type Item } from './table';
 import type { PutInput } from './client';
 
 /**
- * An Idempotency-Key's claim (lib/idempotency.ts) as the DynamoDB store keeps it: an item
- * `pk = "KEY#<key>"` written in the same transaction as the write it answers, so the two are
- * stored together or not at all, and no crash leaves a key "in progress". It keeps the request's
- * fingerprint and the answer (the record as written, or that its precondition failed: a 412), not the request.
+ * An Idempotency-Key's claim (lib/idempotency.ts) in DynamoDB: an item `pk = "KEY#<key>"` written in the same
+ * transaction as the write it answers, so both are stored or neither, and no crash leaves a key "in progress". It
+ * keeps the request's fingerprint and the answer (the record written, or a 412), not the request.
  */
 
 export function claimKey(key: string): { pk: string; id: number } {
@@ -29,9 +28,8 @@ interface ClaimItem {
 export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed: true } | { readonly listFull: true };
 
 /**
- * The claim's action in a write's transaction: a Put on condition that the key is free or its
- * claim expired (DynamoDB's time to live can take up to two days to delete it). A cancellation
- * carries the claim found (ALL_OLD), for the request to answer with.
+ * The claim's Put, on condition that the key is free or its claim expired (the time to live may take two days to
+ * delete it). A cancellation carries the claim found (ALL_OLD) to answer with.
  */
 export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer, now: number): { Put: PutInput } {
   return {
@@ -52,9 +50,8 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
 }
 
 /**
- * The answer a claimed key keeps, for a request with the same key: its record; PreconditionFailed
- * when it was a 412, ListFull when a 409; KeyReused when the key came with another request; undefined once the claim
- * expired (at `now`).
+ * A claimed key's answer for a request with it: its record; PreconditionFailed (412); ListFull (409); KeyReused when
+ * the key came with another request; undefined once the claim expired (at `now`).
  */
 export function replayOf(
   item: Item,
@@ -70,9 +67,8 @@ export function replayOf(
 }
 
 /**
- * Runs a keyed write that calls `contended` when another request with its Idempotency-Key holds
- * the key (a TransactionConflict on the claim). Stopped by the deadline after that, it is a
- * KeyInFlight (409): the other request's answer is not known yet, and the client is to ask again.
+ * Runs a keyed write, which calls `contended` when another request holds its key (a TransactionConflict on the
+ * claim). Stopped by the deadline after that: KeyInFlight (409), the other's answer unknown; ask again.
  */
 export async function inFlightAtDeadline<T>(
   signal: AbortSignal,

@@ -8,15 +8,13 @@ import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
- * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's own
- * parameter names and plain values (items, keys and expression values as JavaScript objects);
- * which failures are sent again and how often; what became of each copy (lib/dynamodb/outcome.ts);
- * how many requests are in flight at once; what is logged at `debug`. Nothing else in the store
- * knows what sends the requests: each copy goes by a Transport, by default lib/aws/https.ts (SigV4
- * by `aws4` over node:https; items marshalled by `@aws-sdk/util-dynamodb`), which loads about 40 KB
- * at a cold start where the AWS SDK loaded 415 KB (docs/performance.md). What the SDK did for the
- * store, this does the same way: its standard backoff (three attempts against 500s and timeouts,
- * throttles until the deadline), the same body each time (a transaction keeps its token).
+ * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's parameter names and plain
+ * values (items, keys, expression values as JavaScript objects); which failures are sent again and how often; what
+ * became of each copy (lib/dynamodb/outcome.ts); how many requests are in flight; what is logged at `debug`. Each
+ * copy goes by a Transport, by default lib/aws/https.ts (SigV4 by `aws4` over node:https, items marshalled by
+ * `@aws-sdk/util-dynamodb`): about 40 KB loaded at a cold start where the AWS SDK loaded 415 KB
+ * (docs/performance.md). What the SDK did, this does the same way: its standard backoff (three attempts against 500s
+ * and timeouts, throttles until the deadline), the same body each time (a transaction keeps its token).
  */
 
 /** Requests in flight at once, and sockets in the client's pool: the same number (see `DynamoDb`). */
@@ -66,7 +64,6 @@ export interface ConditionCheckInput extends DeleteInput {
   readonly ConditionExpression: string;
 }
 
-/** One action of a transaction. */
 export type TransactItem =
   | { readonly Put: PutInput }
   | { readonly Update: UpdateInput }
@@ -135,25 +132,20 @@ export interface DynamoDbOptions {
   readonly runtime?: Runtime;
 }
 
-/**
- * Throughput past a partition's: not applied, and may well go through a moment later. The SDK
- * tries three times, in about a second; the store's requests wait up to their deadline.
- */
+/** Past a partition's throughput: not applied, may pass soon. SDK: 3 tries in ~1 s; the store: to the deadline. */
 const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'];
 const MAX_RETRY_DELAY_MS = 20_000;
 
 /**
- * How each kind of failure is sent again: after a random pause (full jitter) of up to `baseMs`,
- * doubling each time up to `maxMs`, at most `times` times, as the SDK's standard mode does; a
- * throttle, and a plain write that met a transaction in progress on its item (which the SDK does
- * not retry), until the deadline: neither was applied.
+ * How each kind of failure is sent again: after a random pause (full jitter) of up to `baseMs`, doubling up to
+ * `maxMs`, at most `times` times, as the SDK's standard mode; a throttle, and a plain write that met a transaction in
+ * progress (which the SDK does not retry), until the deadline: neither was applied.
  */
 const RETRIES = {
   throttle: { baseMs: 500, maxMs: 1_000, times: Infinity },
   conflict: { baseMs: 10, maxMs: 320, times: Infinity },
   /** A copy with the same token still in progress, or too many control-plane requests. */
   busy: { baseMs: 500, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
-  /** A 500, a timeout, a connection lost. */
   transient: { baseMs: 100, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
 };
 const BUSY = ['TransactionInProgressException', 'LimitExceededException'];
@@ -196,9 +188,8 @@ function errorOf(status: number, body: Record<string, unknown>): DynamoDbError {
 }
 
 /**
- * Where the store's requests go, and how they are signed: `options` with their defaults (see
- * DynamoDbOptions); with no endpoint given, the one the AWS SDKs' shared settings or the region's
- * partition name (lib/aws/endpoint.ts).
+ * Where the store's requests go and how they are signed: with no endpoint, the AWS SDKs' shared settings' or the
+ * region's partition's (lib/aws/endpoint.ts).
  */
 function dynamoDbService({ endpoint, region, credentials }: DynamoDbOptions): Service {
   const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
@@ -213,10 +204,7 @@ function dynamoDbService({ endpoint, region, credentials }: DynamoDbOptions): Se
   };
 }
 
-/**
- * A copy's answer, or the DynamoDbError it failed with, its fate added to `copies`. The signal's
- * reason is thrown, the copy counted as on its way: the abort may have come after it went out.
- */
+/** A copy's answer, or its DynamoDbError, its fate added to `copies`; aborted, it counts as on its way. */
 async function sendCopy(transport: Transport, operation: string, body: string, signal: AbortSignal, copies: Copies) {
   try {
     const answer = await transport(operation, body, signal);
@@ -240,11 +228,9 @@ async function sendCopy(transport: Transport, operation: string, body: string, s
 }
 
 /**
- * One request: a slot among MAX_IN_FLIGHT, then copies of it, the same body each time (so a
- * transaction's keep its token), until one is answered for good or the signal aborts; between
- * them, each kind of failure's backoff (RETRIES). Every copy's fate goes into `copies`, which a
- * transaction keeps across its requests, and a failure carries the request's fate so far. Each
- * outcome is a line at `debug`.
+ * One request: a slot among MAX_IN_FLIGHT, then copies, the same body each time (a transaction's keep its token),
+ * until one is answered for good or the signal aborts, each kind of failure's backoff (RETRIES) between. `copies`,
+ * which a transaction keeps across requests, gets every copy's fate; a failure carries the request's fate so far.
  */
 async function send(
   { transport, slots, runtime }: { transport: Transport; slots: Slots; runtime: Runtime },
@@ -285,10 +271,7 @@ async function send(
   }
 }
 
-/**
- * The store's DynamoDB, at `endpoint` (by default the region's): each call one request (`send`),
- * its input marshalled and its answer unmarshalled.
- */
+/** The store's DynamoDB: each call one request (`send`), its input marshalled and its answer unmarshalled. */
 export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
   const transport = options.transport ?? httpsTransport(dynamoDbService(options));
   const sender = { transport, slots: new Slots(MAX_IN_FLIGHT), runtime: options.runtime ?? REAL_RUNTIME };

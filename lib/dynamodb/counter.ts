@@ -18,33 +18,24 @@ import { Transaction } from './transaction';
 import type { TransactItem } from './client';
 
 /**
- * The counter item: `next`, the next id, and `bytes`, the list's size as GET /todos answers it
- * (lib/list-size.ts). Every write that adds, removes or resizes a record moves it in the same
- * transaction, on condition that it is as the write assumed:
+ * The counter item: `next`, the next id, and `bytes`, the list's size as GET /todos answers it (lib/list-size.ts).
+ * Every write that adds, removes or resizes a record moves it in its transaction, on condition that it is as the
+ * write assumed: a POST moves `next` from n to n + k and `bytes` by its records' size, if `next` is still n and the
+ * list has room (ids have no gaps, are never reused, and the list never passes MAX_LIST_BYTES); a PUT or DELETE moves
+ * `bytes` by exactly what it changed, within that limit. So `bytes` is always the sum of the records' `storedSize`
+ * (table.ts), which every version moves alike.
  *
- * - a POST moves `next` from n to n + k and `bytes` by its records' size, on condition that
- *   `next` is still n and the list has room: ids have no gaps and are never reused, and the list
- *   never grows past MAX_LIST_BYTES;
- * - a PUT or DELETE moves `bytes` by exactly what it changed, within the same limit.
- *
- * So `bytes` is always the sum of the records' `storedSize` (lib/dynamodb/table.ts): a figure of
- * the stored data, which every version of the code moves alike, whatever fields it knows.
- *
- * Each of those writes also moves the list's `version` by one, and a PUT or DELETE notes which
- * record it edited (`edits`, the slots): what lets a list read only what changed since a version
- * it holds, and answer a conditional GET from the counter alone (lib/dynamodb/list.ts).
- *
- * A table seeded before the counter had `bytes` or `version` is prepared once, by the first
- * write that needs them (`prepareCounter`); every write that moves them is conditional on their
- * existing, so none is applied while the list is counted.
+ * Each of those writes also moves the list's `version`, and a PUT or DELETE notes the record it edited (`edits`, the
+ * slots): so a list reads only what changed since a version it holds, and answers a conditional GET from the counter
+ * alone (list.ts). A table seeded before `bytes` or `version` is prepared once, by the first write needing them
+ * (`prepareCounter`); every write moving them is conditional on their existing, so none applies while the list is
+ * counted.
  */
 
-/** What these records add to the list's size. */
 export function bytesOf(todos: readonly Todo[]): number {
   return todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 }
 
-/** What POSTs add to the list: how many records, and their bytes. */
 export interface Added {
   readonly records: number;
   readonly bytes: number;
@@ -56,10 +47,9 @@ export function added(todos: readonly Todo[]): Added {
 }
 
 /**
- * A POST's action on the counter: the records `added` take the ids from `counter.next` on, if no
- * one moved it and they fit. A commit of the queue leaves in `recent` the ids it gave, by intent
- * (the POSTs waiting find them there); a POST alone, which no one waits for, clears them, so that
- * the counter stays small while no queue forms.
+ * A POST's action on the counter: the records `added` take the ids from `counter.next` on, if no one moved it and
+ * they fit. A queue commit leaves the ids it gave in `recent`, by intent, for the waiting POSTs; a POST alone clears
+ * them, so the counter stays small while no queue forms.
  */
 export function counterMove(
   table: string,
@@ -87,10 +77,7 @@ export function counterMove(
   };
 }
 
-/**
- * A PUT's or DELETE's action on the counter: the list's size moved by `growth`, within its limit,
- * and its version moved, with record `edited` noted in its slot (lib/dynamodb/list.ts).
- */
+/** A PUT's or DELETE's action: the size moved by `growth`, within its limit; the version, `edited` in its slot. */
 export function editMove(table: string, growth: number, edited: number): TransactItem {
   const slot = editSlot(edited);
   return {
@@ -119,12 +106,11 @@ export function editMove(table: string, growth: number, edited: number): Transac
 }
 
 /**
- * How many records' last edits the counter notes: a list that finds at most this many PUTs and
- * DELETEs since its version, each in a slot of its own, reads those records only (lib/dynamodb/list.ts).
+ * How many records' last edits the counter notes: a list finding at most this many edits since its version, each in
+ * its own slot, reads only those records (list.ts).
  */
 export const EDIT_SLOTS = 8;
 
-/** The slot a record's edits are noted in. */
 export function editSlot(id: number): number {
   return id % EDIT_SLOTS;
 }
@@ -134,8 +120,8 @@ export async function readCounter(table: TableAccess, signal: AbortSignal): Prom
 }
 
 /**
- * A table seeded before the list had a size or a version: counts the size and starts the version,
- * once each (another container may do either first; each is conditional on its attribute missing).
+ * On a table seeded before the list had a size or a version, counts the size and starts the version, once each
+ * (another container may first: each is conditional on its attribute missing).
  */
 export async function prepareCounter(table: TableAccess, signal: AbortSignal): Promise<void> {
   const counter = await readCounter(table, signal);
@@ -185,13 +171,12 @@ const MAX_RAISES = 99;
 export const RAISE_WITHIN_MS = 500;
 
 /**
- * Read repair of the list's size. A record stored smaller than this version answers it was written
- * by a version that did not know a field this one shows (one with a default, say): its size is
- * raised to this version's figure, and the list's with it, so that the size the 6 MB guard reads
- * covers what every version running answers (docs/design.md, "Two versions on one table"). A list
- * raises up to MAX_RAISES records in one transaction, each on condition that it is still as read;
- * once, and best effort: whatever becomes of it, the list answers as read, and a later list finds
- * what is left. A copy that lands late applies only where the record is unchanged since the read.
+ * Read repair of the list's size. A record stored smaller than this version answers was written by one that did not
+ * know a field this one shows (one with a default, say): its size is raised to this version's figure, and the list's
+ * with it, so the size the 6 MB guard reads covers what every running version answers (docs/design.md, "Two versions
+ * on one table"). Up to MAX_RAISES records in one transaction, each on condition that it is still as read; once, best
+ * effort: the list answers as read whatever becomes of it, and a later list finds what is left. A late copy applies
+ * only where the record is unchanged since the read.
  */
 export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
   const short = items
@@ -201,7 +186,7 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
   if (short.length === 0) return;
   const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid());
   const growth = short.reduce((sum, { stored, answered }) => sum + answered - stored, 0);
-  // A correction of the size to what is stored: no limit refuses it, and it changes no answer, so it moves no version.
+  // A correction to what is stored: no limit refuses it, and it changes no answer, so it moves no version.
   transaction.add('counter', {
     Update: {
       TableName: table.name,
@@ -213,8 +198,8 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     },
   });
   for (const { item, answered } of short) {
-    // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it
-    // before is conditioned on that version, and reads it again rather than land on the raised size.
+    // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it before is
+    // conditioned on that version, and reads it again rather than land on the raised size.
     const version = atVersion(item.v);
     transaction.add(`record ${item.id}`, {
       Update: {
@@ -241,8 +226,7 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     const raising = AbortSignal.any([signal, budget.signal]);
     await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, raising, transaction.copies);
   } catch {
-    // Cancelled (a record changed, another list raised it first), throttled, unanswered or out of
-    // time: the list is answered as read all the same, and a later one finds what is still short.
+    // Cancelled, throttled, unanswered or out of time: the list answers as read, and a later one finds what is short.
   } finally {
     budget.stop();
   }

@@ -7,18 +7,11 @@ import type { Verdict } from './outcome';
 import { EXPIRES, type Counter } from './table';
 
 /**
- * What a cancelled transaction means, in one place: every write of the store (a PUT, a DELETE,
- * POSTs alone, batched or queued, the seed) reads its cancellations here. docs/design.md prints
- * it as "The decision table".
- *
- * Each action has a role, `<kind>` or `<kind> <who>` (`counter`, `record 3`, `claim <uuid>`,
- * `intent <id>`, `outcome <uuid>`): `meaningOf` reads one action's reason by its kind; its
- * `verdict` says whether a copy of the transaction may still land (lib/dynamodb/outcome.ts); and
- * `decide` ranks the meanings of one cancellation, the same way for every write, into what the
- * cancellation settles and what to do next.
+ * Each action has a role, `<kind>` or `<kind> <who>` (`counter`, `record 3`, `claim <uuid>`, `intent <id>`, `outcome
+ * <uuid>`): `meaningOf` reads an action's reason by its kind; `VERDICT` says whether a copy may still land
+ * (outcome.ts); `decide` ranks one cancellation's meanings, alike for every write, into what it settles and next.
  */
 
-/** What one action's reason says. */
 export type Meaning =
   /** TransactionConflict: the transaction met another on this item. */
   | { readonly kind: 'conflict' }
@@ -121,9 +114,8 @@ function claimFound(found: Item | undefined, action: TransactItem, now: number):
 }
 
 /**
- * The counter as found: the seed's put finds one made; a POST's move (which expects `next` as
- * `:first`) finds `next` moved on, or the list without room; a size change, without room. A
- * counter with no `bytes` or, where nothing else failed, no `version` is not prepared yet ('unsized').
+ * The counter as found: the seed's put finds one made; a POST's move (expecting `next` as `:first`) finds it moved
+ * on, or no room; a size change, no room. No `bytes` or, nothing else failing, no `version`: 'unsized'.
  */
 function counterFound(found: Counter | undefined, action: TransactItem): Meaning {
   if ('Put' in action) return { kind: 'moved', counter: found };
@@ -165,10 +157,9 @@ export interface Decision {
 }
 
 /**
- * What a cancellation decides, read by role, in one order for every write: each key claimed
- * before settles its write (its replay, or KeyReused), and an outcome found settles its POST as
- * done; then the counter with no size, the counter moved, the record changed; a list with no room
- * refuses, in order, the writes that do not fit (unless keys settled some: the others may fit now);
+ * What a cancellation decides, by role, in one order for every write: each key claimed before settles its write (its
+ * replay, or KeyReused), an outcome found settles its POST as done; then the counter unsized, moved, the record
+ * changed; no room refuses, in order, the writes that do not fit (unless keys settled some: the rest may fit now);
  * anything settled, or a claim expired, goes again; an intent gone, read again.
  */
 export function decide(

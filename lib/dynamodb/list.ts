@@ -6,16 +6,14 @@ import { getItem, todoItems } from './reads';
 import { toTodo, todoKey, type Counter, type TableAccess } from './table';
 
 /**
- * GET /todos on DynamoDB (docs/design.md, "What a list shows"): every write that changes what the
- * list shows moves the counter's `version` in its own transaction, so a list starts with one small
- * read, the counter, and its tag comes from the version: a 304 needs no record read. A container
- * holds the list it read; at a later version it reads only what the counter says changed (the ids
- * POSTs added, the records PUTs and DELETEs noted in its slots), or else the whole list.
+ * GET /todos on DynamoDB (docs/design.md, "What a list shows"): every write that changes the list moves the counter's
+ * `version` in its transaction, so a list starts with one small read, the counter, and its tag comes from the
+ * version: a 304 reads no record. A container holds the list it read; at a later version it reads only what the
+ * counter says changed (ids POSTs added, records PUTs and DELETEs noted in its slots), or else the whole list.
  *
- * One snapshot, at any size: the counter is read again after the records. A record no write edited
- * between the two reads was the same all along; the ones edited are read again, then the counter,
- * until a round finds no write since its counter. The answer is the list at that last counter
- * read, an instant within the request: never a state that did not exist.
+ * One snapshot, at any size: the counter is read again after the records. A record no write edited between the two
+ * reads was the same all along; the edited ones are read again, then the counter, until a round finds no write since
+ * its counter: the list at that last read, an instant within the request, never a state that did not exist.
  */
 
 /** The list as of one version: the counter read before its records, and the records by id, in id order. */
@@ -32,9 +30,8 @@ export interface ListOptions {
   readonly unchanged?: ((tag: string) => boolean) | undefined;
   readonly pageSize?: number | undefined;
   /**
-   * False while code from before list versions may still write (`--param=listVersion=written`,
-   * docs/operations.md): its writes do not move the version, so a list reads the whole list and
-   * is tagged by its content, as before versions.
+   * False while code from before list versions may still write (`--param=listVersion=written`, docs/operations.md):
+   * its writes move no version, so a list reads it whole and is tagged by its content.
    */
   readonly versionTrusted?: boolean | undefined;
   /** The counter as this request read it already (the container's seed did): the list's first read. */
@@ -92,9 +89,8 @@ interface Changes {
 }
 
 /**
- * The records edited between `seen` and `now`: each slot whose edit came after `seen`, when there
- * are as many such slots as edits since (no slot holds two, so each slot's record is the one
- * edited); otherwise undefined: more edits than the slots tell apart.
+ * The records edited between `seen` and `now`: each slot edited after `seen`, when as many as the edits since (no
+ * slot holds two); otherwise undefined: more edits than the slots tell apart.
  */
 export function changedSince(seen: Counter, now: Counter): Changes | undefined {
   const version = seen.version ?? 0;
@@ -121,9 +117,8 @@ async function wholeList<C extends HeldList['counter'] | undefined>(
 }
 
 /**
- * `held`, with what `changes` says changed since read again after `counter`: each edited record (or
- * its absence: deleted), and every record from the first id added on. The ids from there go last,
- * in id order, which keeps the Map in id order: they are larger than every id before.
+ * `held`, with what `changes` says changed read again after `counter`: each edited record (or its absence: deleted),
+ * and every record from the first id added on, which go last, keeping the Map in id order.
  */
 async function withChanges(
   table: TableAccess,
@@ -141,8 +136,7 @@ async function withChanges(
   const todos = new Map([...held.todos].filter(([id]) => id < addedFrom));
   for (const [i, id] of older.entries()) {
     const item = editedItems[i];
-    // An edited record the list did not hold: nothing edits a record that is not there, so this
-    // is not the list held; it is read whole rather than answered out of order.
+    // An edited record it did not hold: this is not the list held (nothing edits what is not there). Read it whole.
     if (item !== undefined && !todos.has(id)) return undefined;
     if (item === undefined) todos.delete(id);
     else todos.set(id, toTodo(item));

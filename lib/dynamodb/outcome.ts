@@ -1,26 +1,20 @@
 /**
- * What became of a write: the outcome contract every DynamoDB write of the store is read by
- * (docs/design.md, "What became of a write").
- *
- * A request may be sent more than once (a timeout, a 500, a throttle), every copy the same body,
- * and a transaction's copies the same ClientRequestToken. Over every copy sent so far, a write is:
- *
+ * What became of a write: the contract every DynamoDB write of the store is read by (docs/design.md, "What became of
+ * a write"). A request may be sent more than once (a timeout, a 500, a throttle), every copy the same body, a
+ * transaction's the same ClientRequestToken. Over every copy sent so far, a write is:
  * - `applied`: a copy was answered with success;
- * - `not applied`: every copy was answered with a refusal (DynamoDB applies nothing it refuses),
- *   or was never sent: no copy is on its way, none can land later;
+ * - `not applied`: every copy was refused (DynamoDB applies nothing it refuses) or never sent: none can land later;
  * - `unknown`: some copy may have been applied, or may still land.
  *
- * The fate is kept for the request as a whole, never for one attempt: a later copy's refusal
- * does not make an earlier unanswered one go away. (Read from one round of attempts, a copy held
- * in the network and three throttles looked like "one copy, answered": the POST was then written
- * a second time under a new token while its first copy landed.)
+ * Kept for the request as a whole, never one attempt: a later copy's refusal does not make an earlier unanswered one
+ * go away. (Read from one round of attempts, a copy held in the network and three throttles looked like "one copy,
+ * answered": the POST was written again under a new token while its first copy landed.)
  */
 export type Fate = 'applied' | 'not applied' | 'unknown';
 
 /**
- * What became of one copy: `applied` and `not applied` as above; `maybe applied`, answered with a
- * 500 (DynamoDB may have applied it, and is done with it); `unanswered`, gone out with no answer
- * (a timeout, a connection lost, an abort), or another copy said to be in progress: on its way.
+ * What became of one copy: `applied`, `not applied` as above; `maybe applied`, a 500 (DynamoDB may have applied it,
+ * and is done with it); `unanswered`, no answer (timeout, lost connection, abort) or another copy in progress.
  */
 export type CopyFate = 'applied' | 'not applied' | 'maybe applied' | 'unanswered';
 
@@ -49,11 +43,10 @@ export class Copies {
   }
 
   /**
-   * A copy of a transaction was cancelled for a failed condition: DynamoDB read its conditions, so
-   * it had read its token first, and had applied none of its copies (it answers a token it applied
-   * with success). Every copy answered before, a 500 included, was not applied; a copy not answered
-   * may still be on its way. (A conflict or a throttle may be found before the token is read: it
-   * proves nothing, and the simulator answers them so.)
+   * Cancelled for a failed condition: DynamoDB read the conditions, so it had read the token first, and applied no
+   * copy (it answers a token it applied with success). Every copy answered before, a 500 included, was not applied;
+   * one unanswered may still be on its way. (A conflict or a throttle may come before the token is read: it proves
+   * nothing, and the simulator answers them so.)
    */
   conditionsRead(): void {
     this.#maybeApplied = false;
@@ -71,14 +64,12 @@ export class Copies {
 }
 
 /**
- * What a cancellation says of a transaction's copies (each meaning's, lib/dynamodb/decisions.ts):
- *
- * - `met others`: a TransactionConflict or a ThrottlingError. This copy was not applied; the
- *   transaction may go again as it is, with its token.
- * - `final`: a condition that will never hold again, or a request DynamoDB can never take. No copy
- *   of the token can ever land, wherever the others are: a new transaction may be built.
- * - `refused`: a condition that may hold again. This copy was not applied, but a copy still on its
- *   way might be: a new transaction only once the transaction is `not applied`.
+ * What a cancellation says of a transaction's copies (each meaning's, decisions.ts):
+ * - `met others`: a TransactionConflict or a ThrottlingError. Not applied; it may go again as it is, with its token.
+ * - `final`: a condition that will never hold again, or a request never taken. No copy can ever land: a new one may
+ *   be built.
+ * - `refused`: a condition that may hold again. Not applied, but a copy on its way might be: rebuild once `not
+ *   applied`.
  */
 export type Verdict = 'met others' | 'refused' | 'final';
 

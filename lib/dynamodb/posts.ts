@@ -8,25 +8,18 @@ import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
 
 /**
- * How POSTs get their ids and their records written. Ids have no gaps and follow creation order,
- * so POSTs write their records and move the counter from n to n + k in one transaction, on
- * condition that the counter still says n (lib/dynamodb/counter.ts). An id is used up only
- * together with its record: no gaps, never reused, whatever the number of containers, deletes or
- * restarts.
- *
- * That condition serializes every POST of every container on one item, and real DynamoDB cancels
- * a transaction that meets another in progress on it. So:
- *
+ * How POSTs get their ids and records written. Ids have no gaps and follow creation order, so POSTs write their
+ * records and move the counter from n to n + k in one transaction, on condition that it still says n (counter.ts): an
+ * id is used only with its record, whatever the containers, deletes or restarts. That condition serializes every POST
+ * of every container on one item, and real DynamoDB cancels a transaction that meets another in progress on it. So:
  * - a container alone writes straight away, from the counter as it last saw it: one transaction;
- * - once another container moved the counter, its POSTs queue for a while (lib/dynamodb/queue.ts),
- *   and are written with the others', many in one transaction;
- * - within one process (serverless-offline runs every request in one), POSTs that arrive while a
- *   transaction is in flight go together in the next one (lib/dynamodb/store.ts), which goes on
- *   from the counter as it is.
+ * - once another container moved the counter, its POSTs queue for a while (queue.ts), written with others, many a
+ *   transaction;
+ * - within one process (serverless-offline), POSTs arriving while a transaction is in flight go together in the next
+ *   one (store.ts), from the counter as it is.
  *
- * docs/performance.md has the measurement that kept the queue: at 50 POSTs a second over 16
- * containers, on DynamoDB as AWS runs it, it answered every POST, where one transaction a POST
- * did not.
+ * docs/performance.md has the measurement that kept the queue: at 50 POSTs a second over 16 containers, on DynamoDB
+ * as AWS runs it, it answered every POST, where one transaction a POST did not.
  */
 
 /** A POST as the store takes it: what it asks for, and its key's claim. */
@@ -93,8 +86,7 @@ function postOutcome(settled: Settled): Outcome | undefined {
 }
 
 /**
- * Writes these POSTs' records with the next ids: in one transaction when this container writes
- * alone or for a batch, in the queue otherwise. Each gets its outcome, in order.
+ * Writes these POSTs' records with the next ids: in one transaction when alone or a batch, in the queue otherwise.
  */
 export async function createPosts(
   table: TableAccess,
@@ -103,9 +95,8 @@ export async function createPosts(
   signal: AbortSignal,
   deadline: number,
 ): Promise<Outcome[]> {
-  // A batch of several is one process with many requests at once (the emulator): its one
-  // transaction writes them all, so it goes on from the counter as it is rather than queue each.
-  // Without the queue (`queuePosts: false`), a POST alone races as a batch does.
+  // A batch is one process with many requests (the emulator): its one transaction writes them all, from the counter
+  // as it is, rather than queue each; without the queue (`queuePosts: false`), a POST alone races so too.
   const race = posts.length > 1 || !state.queue;
   if (!race && (state.counter === undefined || table.runtime.now() < state.othersUntil)) {
     return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
@@ -118,11 +109,9 @@ export async function createPosts(
 }
 
 /**
- * The POSTs in one transaction, from the counter as this container knows it. When another
- * container moved the counter: a batch (`race`) goes on from the counter as it is now; a single
- * POST stops, its outcome left undefined, and the container queues its POSTs for a while. At the
- * deadline, a key that another request with it kept busy to the end is a KeyInFlight: the other's
- * answer is not known yet.
+ * The POSTs in one transaction, from the counter as known. When another container moved it, a batch (`race`) goes on
+ * from it as it is; a single POST stops, outcome undefined, and the container queues for a while. At the deadline, a
+ * key another request kept busy to the end is a KeyInFlight: its answer is not known yet.
  */
 function writeTogether(
   table: TableAccess,
@@ -173,9 +162,8 @@ function writeTogether(
 }
 
 /**
- * What POSTs listen for while their transaction is sent again: a conflict on a key's claim (another
- * request with the key holds it), and a counter that another container's POST moved meanwhile
- * (then this transaction can never be applied, and sending it again would only wait).
+ * What POSTs listen for on resends: a conflict on a key's claim (another request with the key holds it), and a
+ * counter another container moved (this transaction can never apply: resending would only wait).
  */
 function watchPosts(
   table: TableAccess,

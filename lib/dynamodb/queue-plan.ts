@@ -13,9 +13,8 @@ import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './table';
 
 /**
- * The queue of POSTs' decisions, as pure functions (lib/dynamodb/queue.ts does the I/O): where a
- * POST stands in a look at the queue, what one commit writes, and what a commit's cancellation
- * means. docs/design.md tells the protocol.
+ * The queue of POSTs' decisions, as pure functions (lib/dynamodb/queue.ts does the I/O): where a POST stands, what
+ * one commit writes, what a cancellation means. docs/design.md tells the protocol.
  */
 
 /** Intents one commit takes: up to four actions each (record, intent, outcome, key), and the counter. */
@@ -23,16 +22,13 @@ export const MAX_INTENTS = 24;
 /** Intents older than this are from requests that have given up (the function's timeout): dropped. */
 export const INTENT_LIFETIME_MS = 10_000;
 /**
- * How far back the counter keeps the ids commits gave (Counter.recent): the latest commits'
- * POSTs, the ones still looking. It bounds the counter at a few KB, which every commit writes.
+ * Ids the counter keeps (`recent`) for the latest commits' POSTs: it bounds the counter, which every commit writes.
  */
 export const RECENT_IDS = 32;
 
 /**
- * A POST waiting in the queue, as stored under the counter's partition, sorted by `id`: what a
- * look at the queue needs to know. What the POST asks for, its Payload, rides with it when small,
- * and is an item of its own when big (lib/dynamodb/queue.ts, INLINE_PAYLOAD_BYTES), so that a look
- * (the counter and the first intent) reads one unit whatever the POSTs ask for.
+ * A POST waiting in the queue, under the counter's partition, sorted by `id`. Its Payload rides with it when small,
+ * apart when big (queue.ts, INLINE_PAYLOAD_BYTES): a look reads one unit whatever the POSTs ask for.
  */
 export interface Intent {
   /** Epoch ms × 1000 plus a random part: in arrival order, and two at one millisecond differ. */
@@ -41,10 +37,9 @@ export interface Intent {
 }
 
 /**
- * What a queued POST asks for, and its key: read by a commit only. The commit writes the record
- * its POST's version made (`draft`), so a head of another version writes what the POST answers.
- * `request` is what a head of the version before drafts reads (docs/operations.md, "Deploying a
- * change": expand, then contract); an intent of that version has no draft, and is drafted here.
+ * What a queued POST asks for, and its key; read by commits only. A commit writes the record its POST's version made
+ * (`draft`), so a head of another version writes what the POST answers. `request` serves heads of the version before
+ * drafts (docs/operations.md, "Deploying a change": expand, then contract), whose intents it drafts here.
  */
 export interface Payload {
   readonly request: NewTodo;
@@ -57,7 +52,6 @@ export interface QueuedIntent extends Intent {
   readonly payload?: Payload;
 }
 
-/** An intent a commit takes, with its payload. */
 export interface TakenIntent extends Intent {
   readonly payload: Payload;
 }
@@ -97,9 +91,8 @@ export type Place =
   | { readonly kind: 'waiting'; readonly head: Intent | undefined };
 
 /**
- * Where the POST with intent `mine` stands in `look`. Its intent missing from the look means it
- * left the queue only where the page covers its place: a page DynamoDB cut before it says nothing
- * of it. (Taking a cut page for the whole queue made POSTs still queued give up.)
+ * Where the POST with intent `mine` stands in `look`. Its intent missing means it left only where the page covers its
+ * place: a page cut before it says nothing of it (taking a cut page for the whole queue made queued POSTs give up).
  */
 export function placeOf(look: Look, mine: Intent): Place {
   const given = look.counter.recent?.[mine.uuid];
@@ -156,10 +149,9 @@ export interface Decided {
 export const NOTHING_DECIDED: Decided = { settled: new Map(), done: new Set() };
 
 /**
- * What a commit of `queue` (the intents in order, as read) writes: each POST once (a second copy
- * of one POST's intent is dropped), none older than a request lives, one per key (the others in a
- * later commit, which answers them with the key's replay), within a transaction's bytes, always
- * `mine`; the next ids in turn, to those not `decided` already.
+ * What a commit of `queue` (the intents in order, as read) writes: each POST once (a second copy is dropped), none
+ * older than a request lives, one per key (the others in a later commit, answered with the key's replay), within a
+ * transaction's bytes, always `mine`; the next ids in turn, to those not `decided` already.
  */
 export function planCommit(
   counter: QueueCounter,
@@ -228,9 +220,8 @@ export function commitShares(plan: CommitPlan): Share[] {
 }
 
 /**
- * What a commit knows once a cancellation settled some POSTs (lib/dynamodb/decisions.ts): a key's
- * replay or refusal, or a list with no room, becomes the POST's outcome, to be written by the next
- * commit from the same read; a POST with an outcome already is done, and dropped unwritten.
+ * What a commit knows once a cancellation settled POSTs (decisions.ts): a key's replay or refusal, or no room, is the
+ * POST's outcome, for the next commit from the same read to write; a POST with an outcome already is done, dropped.
  */
 export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Settled>): Decided {
   const outcomes = new Map(decided.settled);
@@ -245,7 +236,6 @@ export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Sett
   return { settled: outcomes, done };
 }
 
-/** A stored outcome as the POST's answer. */
 export function outcomeOf(
   stored: StoredOutcome,
 ): { value: Todo; replayed: boolean } | ListFull | KeyReused | 'withdrawn' {
@@ -256,10 +246,9 @@ export function outcomeOf(
 }
 
 /**
- * How fast the queue goes, as a waiting POST sees it: the ids commits gave per unit of intent id
- * (`density`; intent ids are arrival times) between two heads it saw, and the last head and
- * counter it saw. A commit takes the intents from the head in order, so the ids given while the
- * head moved from one intent to another are about the intents that stood between them.
+ * How fast the queue goes, as a waiting POST sees it: ids given per unit of intent id (`density`; ids are arrival
+ * times) between two heads it saw, and the last head and counter. A commit takes intents from the head in order, so
+ * the ids given while the head moved are about the intents that stood between.
  */
 export interface QueuePace {
   readonly head: number;
@@ -279,13 +268,11 @@ export function intentsAhead(pace: QueuePace, mine: Intent): number {
 }
 
 /**
- * The pause before a waiting POST's next look: about as long as a commit takes here (every look is
- * a request of every waiting container), longer while the head stays put (a stalled head is not
- * looked at every few milliseconds until its lease ends), and, for a POST more than a commit's
- * intents behind the head, one commit for each further commit's intents ahead of it: it cannot be
- * written before those commits land, and 256 POSTs waiting that each looked every commit read the
- * counter's partition past its 3,000 units a second (docs/scale.md). The POSTs a commit or two from
- * the head look as before, so the next head learns it is head as soon.
+ * The pause before a waiting POST's next look: about a commit's time here (every look is a request of every waiting
+ * container); longer while the head stays put (a stalled head is not polled every few ms until its lease ends); and
+ * for a POST more than a commit's intents behind, a commit per further commit's intents ahead: it cannot be written
+ * before those land, and 256 POSTs looking every commit read the counter's partition past its 3,000 units a second
+ * (docs/scale.md). POSTs a commit or two from the head look as before, so the next head learns it is head as soon.
  */
 export function pauseBeforeLook(commitMs: number, headStillFor: number, ahead = 0): number {
   const commitsFirst = ahead / MAX_INTENTS - 1;

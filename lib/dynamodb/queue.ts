@@ -39,25 +39,19 @@ import { decide } from './decisions';
 import { Transaction, commit } from './transaction';
 
 /**
- * The queue of POSTs: how POSTs of many containers that meet on the counter are written
- * together instead of racing for it (docs/design.md tells why, and what it was measured to hold).
- *
- * - A queued POST writes its intent (an id in arrival order, a uuid, and what it asks for: its
- *   request and its key, its payload) under the counter's partition, and looks at the queue: one
- *   Query of the counter and the first intent. A payload over INLINE_PAYLOAD_BYTES is written
- *   first in an item of its own, and the intent holds its id and uuid only: a look then reads one
- *   unit whatever the POSTs ask for.
- * - The POST at the head reads the queue and the payloads kept apart, and commits it, in order, in one
- *   transaction: the counter, each record, each intent deleted, and each intent's outcome (its
- *   record, a replay, or a refusal) for its POST to find. The commit leaves the ids it gave in
- *   the counter (`recent`), where the POSTs waiting find them in their next look.
- * - A head that does not commit (its container stalled or crashed) is committed for it, once it
- *   has not moved for HEAD_LEASE_MS, by the one waiting POST whose conditional mark on the head's
- *   intent lands first: the others would only fail on each other's transactions.
- * - A POST near its deadline takes itself back: it writes its outcome as "withdrawn", on
- *   condition that it has none, and removes its intent, so that no POST waits behind it. Either
- *   that write wins, and any later commit drops the intent unwritten (the POST answers 503), or
- *   the POST was committed first, and it answers with its outcome.
+ * The queue of POSTs: POSTs of many containers that meet on the counter are written together instead of racing for it
+ * (docs/design.md tells why, and what it was measured to hold).
+ * - A queued POST writes its intent (an id in arrival order, a uuid, its payload: request and key) under the
+ *   counter's partition, and looks: one Query of the counter and the first intent. A payload over
+ *   INLINE_PAYLOAD_BYTES goes first in an item of its own, so a look reads one unit whatever the POSTs ask for.
+ * - The head reads the queue (and payloads apart) and commits it, in order, in one transaction: the counter, each
+ *   record, each intent deleted, and each intent's outcome (its record, a replay, or a refusal) for its POST to find.
+ *   The ids it gave stay in the counter (`recent`) for the waiting POSTs' next look.
+ * - A head still for HEAD_LEASE_MS (stalled or crashed) is committed for by the one waiting POST whose conditional
+ *   mark on its intent lands first: the others would only fail on each other's transactions.
+ * - A POST near its deadline takes itself back: its outcome written as "withdrawn", if it has none, and its intent
+ *   removed, so no POST waits behind it. Either that write wins, and a later commit drops the intent unwritten (503),
+ *   or the POST was committed first and answers with its outcome.
  */
 
 /** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
@@ -69,10 +63,9 @@ const OUTCOME_LIFETIME_S = 3_600;
 /** How a commit's time is learnt: each commit weighs this much against what was known. */
 const COMMIT_MS_WEIGHT = 0.2;
 /**
- * The largest payload an intent carries itself, in bytes of its JSON. A look reads the counter (up
- * to about 2.5 KB, with `recent`) and the first intent: with a payload of at most this, one 4 KB
- * read unit. A bigger one is an item of its own, which costs its POST a put and its commit a read:
- * two requests that a POST of a short title need not pay (docs/performance.md has both).
+ * The largest payload (bytes of its JSON) an intent carries itself: a look, the counter (up to ~2.5 KB with `recent`)
+ * and the first intent, then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more,
+ * which a short title need not pay (docs/performance.md).
  */
 export const INLINE_PAYLOAD_BYTES = 1_000;
 
@@ -125,11 +118,9 @@ export async function queuePost(
 }
 
 /**
- * Writes the POST's intent, with its payload, or, past INLINE_PAYLOAD_BYTES, after its payload
- * in an item of its own: an intent is never seen without its payload. A retry of the intent's put
- * whose first attempt landed finds it there: done. (A late copy that lands too is a second intent
- * of one POST, which a commit drops.) Payloads apart are left to the table's time to live: no
- * Query reads their partitions.
+ * Writes the POST's intent, after its payload when that goes apart: an intent is never seen without its payload. A
+ * retry whose first attempt landed finds its intent: done (a late copy is a second intent of one POST, which a commit
+ * drops). Payloads apart are left to the time to live: no Query reads their partitions.
  */
 async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
   const uuid = table.runtime.uuid();
@@ -171,10 +162,7 @@ async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): P
   }
 }
 
-/**
- * Waits for a queued POST's outcome: looks at the queue, commits it when at its head or when it
- * has taken over a head that did not move for HEAD_LEASE_MS, and otherwise pauses.
- */
+/** Waits for the outcome: commits the queue at its head, or having taken over a stalled head; else pauses. */
 async function waitFor(
   table: TableAccess,
   state: PostState,
@@ -239,11 +227,9 @@ async function queryQueue(
 }
 
 /**
- * A look at the queue: the counter and the first intent. Each waiting POST looks every few tens of
- * milliseconds, all of them at the counter's partition, and DynamoDB charges a Query for the items
- * it reads (a projection saves nothing): so intents are small, their payloads elsewhere, and a
- * look costs one read unit whatever the POSTs ask for. (When intents carried their titles, a look
- * behind a 60 KB title cost 16.)
+ * A look: the counter and the first intent. Every waiting POST looks every few tens of ms at the counter's partition,
+ * and a Query is charged for the items it reads (a projection saves nothing): so intents are small, payloads
+ * elsewhere, and a look costs one read unit (when intents carried their titles, a look behind a 60 KB title cost 16).
  */
 function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
   return queryQueue(table, signal, 2);
@@ -256,8 +242,7 @@ async function readQueue(
 ): Promise<{ counter: QueueCounter; intents: QueuedIntent[] }> {
   const { counter, intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
   const now = table.runtime.now();
-  // Every payload is read at once, each request listening to the signal for the deadline: past
-  // Node's warning at 10 listeners, and no leak (each goes with its request).
+  // All payloads read at once, each request listening to the signal: past Node's warning at 10, and no leak.
   setMaxListeners(2 * MAX_INTENTS, signal);
   const read = await Promise.all(
     intents.map(async (intent): Promise<QueuedIntent> => {
@@ -269,10 +254,7 @@ async function readQueue(
   return { counter, intents: read };
 }
 
-/**
- * Commits the queue, in order, in one transaction. Returns `mine`'s outcome when it was among
- * those written; undefined when another commit came first, and the queue is to be looked at again.
- */
+/** Commits the queue in one transaction: `mine`'s outcome if written; undefined if another came first. */
 async function commitQueue(
   table: TableAccess,
   state: PostState,
@@ -370,10 +352,7 @@ export function commitTransaction(
   return transaction;
 }
 
-/**
- * A POST's outcome, on condition that it has none yet: a POST that took itself back, or whose
- * intent a late copy of its put wrote again after it was committed, is not written again.
- */
+/** A POST's outcome, if it has none: one withdrawn, or rewritten by a late put after its commit, stays. */
 function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: number): { Put: PutInput } {
   return {
     Put: {
@@ -385,10 +364,9 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
 }
 
 /**
- * Marks the head's intent as taken over by `by`, on condition that no other POST has marked it
- * within a lease: of the POSTs that find the head stalled, one commits for it, and another may
- * once that one has had a lease. False when another POST has it, or when the head is gone (a
- * commit wrote it). A retry of the mark finds its own.
+ * Marks the head's intent as taken over by `by`, unless another POST marked it within a lease: of the POSTs that find
+ * the head stalled, one commits for it, another only after a lease. False when another has it or the head is gone
+ * (committed); a retry finds its own mark.
  */
 async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
   const now = table.runtime.now();
@@ -425,9 +403,8 @@ function settledOutcome(stored: StoredOutcome | undefined): Outcome {
 }
 
 /**
- * Takes a queued POST back, unless it was committed meanwhile (then its outcome): by writing its
- * outcome first, as "withdrawn", on condition that it has none; then its intent goes, so that the
- * POSTs behind it do not wait on it. `reason` is the answer then: the deadline's 503.
+ * Takes a queued POST back unless committed meanwhile (then its outcome): its outcome first, as "withdrawn", if it
+ * has none; then its intent, so that no POST behind waits on it. `reason` is then the answer: the deadline's 503.
  */
 async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
   try {

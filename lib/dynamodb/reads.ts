@@ -1,9 +1,8 @@
 import { TODO_PARTITION, todoKey, type Item, type TableAccess } from './table';
 
 /**
- * Reads, each strongly consistent, so that a client reads its own writes. A list past DynamoDB's
- * 1 MB page is read page by page; each page is as DynamoDB had it when it read that page, so the
- * pages alone are not one snapshot: lib/dynamodb/list.ts makes them one.
+ * Reads, strongly consistent: a client reads its own writes. Past the 1 MB page a list is read page by page, each
+ * page as DynamoDB had it then: list.ts makes them one snapshot.
  */
 
 /** The items under the Todo partition from id `from` on (all of them by default), in id order: every page of the Query. */

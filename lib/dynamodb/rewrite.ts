@@ -17,37 +17,27 @@ import { decide } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
 
 /**
- * PUT and DELETE: read the record, then write in one transaction, on condition that the record's
- * version is still the one read: the record's update or delete, the list's size moved by exactly
- * what the write changed, and the Idempotency-Key's claim if there is one. When the record
- * changed or went meanwhile, read it again and try again. So a missing id is a 404 and creates
- * nothing, a PUT racing a DELETE cannot bring the record back, the answer is the record exactly
- * as written, and an attempt that lands late (after its retry and after later writes) changes
- * nothing: its version condition fails.
- *
- * With a precondition (If-Match, If-None-Match), the record as read is checked against it, and the write is
- * conditioned on that record's version: the check and the write are one step. A record that
- * fails it is a 412; with a key, the key is claimed for that 412 in a transaction conditioned on
- * the same version, so a retry with the key gets the 412 again.
+ * PUT and DELETE: read the record, then write in one transaction, on condition that its version is still the one
+ * read: the record's update or delete, the list's size moved by exactly what changed, and the Idempotency-Key's claim
+ * if any. Changed or gone meanwhile: read again, try again. So a missing id is a 404 and creates nothing, a PUT
+ * racing a DELETE cannot bring the record back, the answer is the record as written, and an attempt landing late
+ * (after its retry and later writes) changes nothing. A precondition (If-Match, If-None-Match) is checked against the
+ * record as read and the write conditioned on its version: one step. Failing it is a 412; with a key, the key is
+ * claimed for the 412 on the same version, so a retry with the key gets it again.
  */
 
 /** What a PUT or DELETE writes, given the record as read. */
 export interface Change {
   /** The record as the answer gives it: after a PUT, as it was for a DELETE. */
   readonly todo: Todo;
-  /**
-   * The record whole, every field stored, this version's or not: what the key's claim keeps, so
-   * that a retry answered by another version shows the fields that version knows as they are.
-   */
+  /** The whole stored record, for the claim: a retry answered by another version shows that version's fields. */
   readonly kept: Todo;
-  /** What the list's size moves by. */
   readonly growth: number;
   /** The action on the record, conditional on its version. */
   readonly write: TransactItem;
   /**
-   * Refused (the precondition failed: 412; the list is full: 409): the action only checks the
-   * record's version, and the key's claim keeps the refusal, so that a retry gets it again and no
-   * copy of an earlier attempt with the key applies after it.
+   * Refused (412: precondition failed; 409: list full): the action only checks the version, and the claim keeps the
+   * refusal, so a retry gets it again and no copy of an earlier attempt applies after it.
    */
   readonly refused?: Exclude<KeptAnswer, { todo: Todo }>;
 }
@@ -55,10 +45,9 @@ export interface Change {
 type Role = 'record' | 'counter' | 'claim';
 
 /**
- * A PUT's change: the record as the patch leaves it (lib/todos.ts), written as an update of the
- * fields the patch names, the version and the size, and nothing else: an attribute this version
- * does not know (a field a newer version wrote) is kept as it is. Its size moves by what the named
- * fields changed, from the size stored, which counts every field.
+ * A PUT's change: the record as the patch leaves it (lib/todos.ts), written as an update of the fields the patch
+ * names, the version and the size only: an attribute unknown here (a newer version's field) is kept. The size moves
+ * by what the named fields changed, from the size stored.
  */
 export function putChange(table: string, patch: TodoPatch): (current: TodoItem) => Change {
   return (current) => {
@@ -138,8 +127,8 @@ export function rewriteTransaction(
   { token, now }: { token: string; now: number },
 ): Transaction<Role> {
   const transaction = new Transaction<Role>(token).add('record', change.write);
-  // Every write of a record moves the list's version, a PUT that leaves the size as it was too:
-  // a list holding the version before reads the record again (lib/dynamodb/list.ts).
+  // Every write of a record moves the list's version, a same-size PUT too: a list holding the version before reads it
+  // again.
   if (!change.refused) transaction.add('counter', editMove(table, change.growth, change.todo.id));
   if (claim !== undefined)
     transaction.add('claim', claimPut(table, claim, change.refused ?? { todo: change.kept }, now));
@@ -147,10 +136,9 @@ export function rewriteTransaction(
 }
 
 /**
- * A PUT or DELETE of record `id`: `change` says what to write from the record as read. Without
- * the record: a claimed key's answer (its first request may have deleted it), or undefined, a 404.
- * Stopped by the deadline while another request with its key held the key: KeyInFlight (409).
- * A record that fails `precondition` (If-Match, If-None-Match) is PreconditionFailed (412), and nothing changes.
+ * A PUT or DELETE of record `id`, `change` made from the record as read. No record: a claimed key's answer (its first
+ * request may have deleted it), or undefined, a 404. Stopped by the deadline while another request held its key:
+ * KeyInFlight (409). Failing `precondition`: PreconditionFailed (412), nothing changed.
  */
 export function rewrite(
   table: TableAccess,

@@ -5,10 +5,9 @@ import { COUNTER_KEY, todoItem, type Counter, type TableAccess } from './table';
 import { Transaction, commit } from './transaction';
 
 /**
- * Records 1 and 2 and the counter, in one transaction, on condition that there is no counter yet:
- * the table is seeded at most once, however many containers start on it at once, and never again
- * once a client could have changed a seeded record. A seed delayed past another container's
- * cannot land afterwards and bring back a record 1 that a client has since deleted.
+ * Records 1 and 2 and the counter in one transaction, on condition that there is no counter: seeded at most once,
+ * however many containers start at once, and never after a client could change a seeded record. A delayed seed cannot
+ * land later and bring back a record 1 a client deleted.
  */
 
 /** Seeds the table unless it is seeded; resolves with the counter as it is. */

@@ -32,20 +32,15 @@ import { seeded } from './seed';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type Counter, type TableAccess } from './table';
 
 /**
- * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent,
- * so a client reads its own writes, and every write is one transaction (lib/dynamodb/transaction.ts)
- * on condition that what it assumes still holds, so no write is applied twice and none lands
- * late to undo a later one:
- *
- * - POST: lib/dynamodb/posts.ts; PUT and DELETE: lib/dynamodb/rewrite.ts; reads:
- *   lib/dynamodb/reads.ts; the seed: lib/dynamodb/seed.ts;
- * - every call ends by its deadline: a StoreUnavailable (503) then, unless it has an answer of
- *   its own (a full list, a reused key, a key in flight).
+ * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent, so a client reads
+ * its own writes; every write is one transaction (lib/dynamodb/transaction.ts) on condition that what it assumes
+ * still holds, so none is applied twice or lands late to undo a later one. POST: posts.ts; PUT and DELETE:
+ * rewrite.ts; reads: reads.ts; the seed: seed.ts. Every call ends by its deadline: a StoreUnavailable (503), unless
+ * it has an answer of its own (a full list, a reused key, a key in flight).
  */
 
 /** DynamoDB's limit on one transaction's actions: 100, one of them the counter. */
 const MAX_BATCH_ACTIONS = 99;
-
 /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
 const DEFAULT_BUDGET_MS = 9_000;
 
@@ -55,20 +50,18 @@ export interface DynamoDbStoreOptions {
   /** The time and chance the store uses: the real ones by default; the simulator's in harness/simulation/. */
   readonly runtime?: Runtime;
   /**
-   * Whether POSTs that arrive while a transaction is in flight go together in the next one (the
-   * default). Off, each POST is written on its own: `npm run bench -- batching` measures what it is worth.
+   * Whether POSTs arriving while a transaction is in flight go together in the next one (default). Off, each goes
+   * alone: `npm run bench -- batching` measures what it is worth.
    */
   readonly batchPosts?: boolean;
   /**
-   * Whether POSTs of a container that meets others on the counter queue (lib/dynamodb/queue.ts;
-   * the default). Off, every POST is one transaction of its own from the counter as it is: the
-   * design the queue was chosen over, kept for `npm run bench -- fleet`, which measures both.
+   * Whether a container's POSTs queue once it meets others on the counter (queue.ts; default). Off, each POST is its
+   * own transaction from the counter as it is: the design the queue beat, kept for `npm run bench -- fleet`.
    */
   readonly queuePosts?: boolean;
   /**
-   * `written` while code from before list versions may still write to the table (the first of the
-   * two deploys that bring them, docs/operations.md): writes move the version, lists do not rely
-   * on it. `read`, the default: lists answer from it (lib/dynamodb/list.ts).
+   * `written` while code from before list versions may still write (the first of the two deploys that bring them,
+   * docs/operations.md): writes move the version, lists do not rely on it. `read` (default): lists do (list.ts).
    */
   readonly listVersion?: 'read' | 'written';
 }
@@ -135,10 +128,9 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   /**
-   * POSTs that arrive while a transaction is in flight wait and then go together in the next
-   * one, up to DynamoDB's limits: a burst of them in one process (serverless-offline runs every
-   * request in one) costs a few transactions, not one each. On Lambda a container holds one
-   * request at a time: each POST goes alone.
+   * POSTs arriving while a transaction is in flight go together in the next one, within DynamoDB's limits: a burst in
+   * one process (serverless-offline runs every request in one) costs a few transactions, not one each. On Lambda a
+   * container holds one request at a time: each POST goes alone.
    */
   create(request: NewTodo, { deadline = this.#defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
@@ -189,9 +181,8 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   /**
-   * Runs one store operation, once the table is seeded, with an abort signal that fires at the
-   * deadline; any failure on the way, the deadline included, is StoreUnavailable, unless it is
-   * an answer of its own (a full list, a reused key, a key in flight).
+   * Runs one store operation, once the table is seeded, with a signal that aborts at the deadline; any failure, the
+   * deadline's included, is StoreUnavailable unless an answer of its own.
    */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { runtime } = this.#table;
@@ -202,8 +193,8 @@ export class DynamoDbTodoStore implements TodoStore {
     );
     try {
       await unlessAborted(this.#seed(signal), signal);
-      // Not raced against the deadline here: the operation ends by it itself (each DynamoDB call is),
-      // and may answer for it better than a 503 (a key in flight is a 409: claims.ts).
+      // Not raced against the deadline: the operation ends by it itself, and may answer better than a 503 (claims.ts:
+      // 409).
       return await operation(signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
@@ -213,7 +204,6 @@ export class DynamoDbTodoStore implements TodoStore {
     }
   }
 
-  /** The deadline of a call that gives none: as long as a request of a 10 s function would have. */
   #defaultDeadline(): Deadline {
     return this.#table.runtime.now() + DEFAULT_BUDGET_MS;
   }
@@ -234,7 +224,6 @@ export class DynamoDbTodoStore implements TodoStore {
     return this.#seeded;
   }
 
-  /** Writes the waiting POSTs, a batch at a time, until none is left. */
   async #commitPending(): Promise<void> {
     if (this.#committing) return;
     this.#committing = true;
@@ -272,8 +261,8 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   /**
-   * The next POSTs in arrival order, as many as one transaction takes: no two with one key (a
-   * transaction may touch an item once; the second goes next, and gets the first's answer).
+   * The next POSTs in arrival order, as many as one transaction takes, no two with one key (a transaction touches an
+   * item once; the second goes next, and gets the first's answer).
    */
   #takeBatch(): PendingCreate[] {
     const batch: PendingCreate[] = [];
@@ -305,9 +294,8 @@ function misconfigured(error: unknown): StoreMisconfigured | undefined {
 }
 
 /**
- * The store as configured by the environment: TODOS_TABLE, and DYNAMODB_ENDPOINT locally.
- * TODO_POST_QUEUE=off turns the queue off (`queuePosts`), for the bench's comparison only;
- * TODO_LIST_VERSION=written is the stage parameter listVersion's first deploy (`listVersion`).
+ * The store as the environment configures it: TODOS_TABLE, DYNAMODB_ENDPOINT locally; TODO_POST_QUEUE=off
+ * (`queuePosts`, for the bench only); TODO_LIST_VERSION=written (`listVersion`, its first deploy).
  */
 export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
   const table = env.TODOS_TABLE;

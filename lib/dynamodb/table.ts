@@ -3,27 +3,20 @@ import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
 /**
- * The table's layout, in one place (the same as the `TodosTable` resource in serverless.yml):
- * partition key `pk` (a string), numeric sort key `id`.
- *
- * - Every Todo is an item under `pk = "TODO"` with its id as `id`, so one Query returns the whole
- *   list in id order, which is creation order. Each carries a version `v` that every change of
- *   the item moves on (a PUT, a list's raise of its size; absent: 0), so that a write can be made
- *   conditional on the record being as it was read, and `size`, its bytes in the list as its
- *   writer counted them (`storedSize`). Its other
- *   attributes are the record's fields, each as the version that wrote it named it: a write
- *   changes only what it names, so fields of another version are kept (docs/design.md, "Two
- *   versions on one table").
- * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id to hand out, `bytes`, the
- *   list's size (lib/list-size.ts): the sum of the records' `size`, and the list's version with
- *   what a list needs to read only what changed (lib/dynamodb/list.ts). It exists once the table
- *   is seeded, and only then.
- * - Each queued POST (lib/dynamodb/queue.ts): its intent under the counter's partition, sorted by
- *   arrival, with what it asks for; a big request apart, `pk = "INTENT#<uuid>", id = 0`, where the
- *   queue's looks do not read it.
- * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0`: the request's fingerprint and the
- *   answer it got (lib/dynamodb/claims.ts). It carries `expires`, epoch seconds, which the table's
- *   time to live reads.
+ * The table's layout, in one place (as the `TodosTable` resource in serverless.yml): partition key `pk` (a string),
+ * numeric sort key `id`.
+ * - Every Todo is an item under `pk = "TODO"` with its id as `id`: one Query returns the list in id (creation) order.
+ *   Each carries a version `v`, moved by every change of the item (a PUT, a list's raise of its size; absent: 0) so a
+ *   write can be conditional on the record as read, and `size`, its bytes in the list as its writer counted them
+ *   (`storedSize`). Its other attributes are its fields as the version that wrote them named them: a write changes
+ *   only what it names, so another version's fields are kept (docs/design.md, "Two versions on one table").
+ * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id; `bytes`, the list's size (lib/list-size.ts), the sum
+ *   of the records' `size`; the list's version, with what a list needs to read only what changed (list.ts). It exists
+ *   once the table is seeded, only then.
+ * - Each queued POST's intent (queue.ts) under the counter's partition; a big request apart, `pk = "INTENT#<uuid>",
+ *   id = 0`, unread by looks.
+ * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0` (claims.ts), with `expires`, epoch seconds, for the time
+ *   to live.
  */
 export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
 export const TODO_PARTITION = 'TODO';
@@ -49,9 +42,8 @@ export function todoKey(id: number): { pk: string; id: number } {
 export type { Item };
 
 /**
- * The attributes of a Todo item that are not fields of its record (its partition key, its version,
- * its size): a field of the domain may not take one of these names, or a write of the field would
- * be a write of the item's own (docs/contributing.md, "Adding a field").
+ * An item's attributes that are not record fields: no field may take these names, or writing it would write the
+ * item's own (docs/contributing.md, "Adding a field").
  */
 export const ITEM_ATTRIBUTES: readonly string[] = [TABLE_KEY.partition, 'v', 'size'];
 
@@ -61,8 +53,7 @@ export interface TodoItem extends Todo {
   readonly size?: number;
 }
 
-// The one mapping between a record and its item, both ways: the item holds the record's fields as
-// they are, with its key, its size and its version beside them.
+// The one mapping between a record and its item: the record's fields as they are, with key, size and version beside.
 
 /** A new record's item: `bytes` is its size in the list, as its writer counts it. */
 export function todoItem(todo: Todo, bytes: number): Item {
@@ -70,10 +61,9 @@ export function todoItem(todo: Todo, bytes: number): Item {
 }
 
 /**
- * A record's bytes in the list as stored: its `size`, which its writer counted with every field
- * it wrote, so that each version moves the list's size by the same figure for one record. An item
- * written by the code before sizes has none, and counts as that code counted it (`sizelessBytes`),
- * whatever fields the version reading it knows.
+ * A record's bytes in the list as stored: its `size`, counted by its writer with every field it wrote, so each
+ * version moves the list's size alike for one record. An item from before sizes has none, and counts as that code
+ * counted it (`sizelessBytes`).
  */
 export function storedSize(item: Item | TodoItem): number {
   const stored = item as TodoItem;
@@ -91,10 +81,7 @@ export function toTodo(item: Item | TodoItem): Todo {
   return recordOf(item as TodoItem);
 }
 
-/**
- * The counter item; `bytes` is absent on a table seeded before the list had a size, the list's
- * version and what goes with it (lib/dynamodb/list.ts) on one seeded before the list had a version.
- */
+/** The counter; `bytes`, and the version with what goes with it (list.ts), absent if seeded before them. */
 export interface Counter {
   readonly next: number;
   readonly bytes?: number;

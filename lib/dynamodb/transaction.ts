@@ -5,17 +5,14 @@ import { Copies, strongest, type Verdict } from './outcome';
 import type { TableAccess } from './table';
 
 /**
- * Every write of the store is one TransactWriteItems, built here: its actions, each under the
- * role it plays (`counter`, `record`, `claim`…), and a ClientRequestToken of its own. DynamoDB
- * answers a cancellation with one reason an action, in the order they went in; they are read
- * back by role, never by position, so adding an action cannot misroute another's reason.
+ * Every write of the store is one TransactWriteItems, built here: its actions, each under its role (`counter`,
+ * `record`, `claim`…), and its own ClientRequestToken. DynamoDB gives a cancellation's reasons in action order; they
+ * are read back by role, never position, so adding an action cannot misroute another's reason.
  *
- * Invariant: a transaction is sent again with its own token until it is applied, or until no copy
- * of it can ever land (`commit`: its fate, lib/dynamodb/outcome.ts, and its cancellation's verdict,
- * lib/dynamodb/decisions.ts). Only then is a new transaction, with a new token, built. DynamoDB
- * makes a token idempotent for 10 minutes, so however many copies of it land, late ones included,
- * it is applied at most once. (A new token after a TransactionConflict stored one POST twice: its
- * first attempt, delayed, landed after the retry had gone on with a new one.)
+ * Invariant: a transaction is sent again with its own token until it is applied or no copy can ever land (`commit`:
+ * its fate, outcome.ts, and its verdict, decisions.ts); only then is a new token built. DynamoDB makes a token
+ * idempotent for 10 minutes, so however many copies land, late ones included, it applies at most once. (A new token
+ * after a TransactionConflict stored one POST twice: the delayed first attempt landed after the retry.)
  */
 
 export type { TransactItem };
@@ -35,7 +32,6 @@ export class Transaction<Role extends string> {
   /** `token`: its ClientRequestToken, one of its own (the store's runtime draws it). */
   constructor(readonly token: string) {}
 
-  /** Adds an action under `role`, which no other action of this transaction has. */
   add(role: Role, action: TransactItem): this {
     if (this.#roles.includes(role)) throw new Error(`a transaction with two actions as ${role}`);
     this.#roles.push(role);
@@ -77,7 +73,6 @@ export interface Cancellation<Role extends string> {
   readonly codes: string;
 }
 
-/** Why DynamoDB cancelled a transaction, action by action, or undefined when the error is not a cancellation. */
 function cancellationReasons(error: unknown): readonly Reason[] | undefined {
   if (!(error instanceof DynamoDbError) || error.name !== 'TransactionCanceledException') return undefined;
   return error.cancellationReasons ?? [];
@@ -88,10 +83,9 @@ export interface CommitWatch<Role extends string> {
   /** Hears each cancellation that only says the transaction met others. */
   readonly metOthers?: (meanings: Meanings<Role>) => void;
   /**
-   * Before a resend: true when a fresh read shows that the transaction's conditions no longer
-   * hold (the counter moved past it, say). Asked only while the transaction is `not applied`
-   * (lib/dynamodb/outcome.ts): no copy is on its way, so the change the read shows is not its
-   * own doing, and it is dropped ('superseded') for a new one rather than waited on.
+   * Before a resend: true when a fresh read shows the transaction's conditions no longer hold (the counter moved,
+   * say). Asked only while `not applied` (outcome.ts): no copy is on its way, so the change is not its own doing, and
+   * it is dropped ('superseded') for a new one rather than waited on.
    */
   readonly superseded?: () => Promise<boolean>;
 }
@@ -100,10 +94,9 @@ export interface CommitWatch<Role extends string> {
 export type Committed<Role extends string> = 'applied' | { readonly cancelled: Cancellation<Role> } | 'superseded';
 
 /**
- * Sends `transaction`, and sends it again with its own token, after a pause, until it is applied
- * or no copy of it can ever be (a `final` cancellation, or a `refused` one with every copy
- * refused: lib/dynamodb/decisions.ts), or the signal aborts. Its fate is kept over every copy (`transaction.copies`), so a
- * copy still on its way is never forgotten: a new token is built only once the old one cannot land.
+ * Sends `transaction`, then again with its own token after a pause, until it is applied, or no copy can ever be (a
+ * `final` cancellation, or `refused` with every copy refused: decisions.ts), or the signal aborts. Its fate is kept
+ * over every copy (`transaction.copies`): a new token only once the old one cannot land.
  */
 export async function commit<Role extends string>(
   table: TableAccess,
@@ -118,9 +111,9 @@ export async function commit<Role extends string>(
       return 'applied';
     } catch (error) {
       reasons = cancellationReasons(error);
-      // Not a cancellation: the same token again when the last copy's fate is not known (in progress,
-      // a 500 or a timeout past the client's attempts); any other failure (a refusal no copy can
-      // pass, the deadline) ends the transaction, and no caller builds a new one after it.
+      // Not a cancellation: the same token again when the last copy's fate is unknown (in progress, a 500 or a
+      // timeout past the client's attempts); any other failure (a refusal no copy can pass, the deadline) ends it,
+      // and no caller builds a new one.
       if (reasons === undefined && !(error instanceof DynamoDbError && error.copy !== 'not applied')) throw error;
     }
     const cancellation = transaction.read(reasons ?? [], table.runtime.now());
