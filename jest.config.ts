@@ -47,8 +47,9 @@ export const DYNAMODB_ONLY = [
 ];
 /**
  * Unit test files too slow for the quick check, in `simulation`: the simulator's search, every
- * scenario to three faults and a hundred seeds (about 95 s of CPU over worker threads, where the
- * rest of `unit` takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
+ * scenario to three faults of writes (two of reads) and a hundred seeds (about 200 s of CPU over
+ * worker threads, 104 s wall with the store's unit files at a load of 2, where the rest of `unit`
+ * takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
  */
 export const SIMULATION = ['simulation'];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
