@@ -114,10 +114,10 @@ describe('npm run mutate’s mechanism', () => {
     const results = (caught: number, survived: number): Result[] => [
       ...Array.from({ length: caught }, () => ({
         mutant: FLIPPED,
-        verdict: { caught: true, by: 'a test' },
+        verdict: { caught: true as const, by: 'a test' },
         seconds: 1,
       })),
-      ...Array.from({ length: survived }, () => ({ mutant: STRICT, verdict: { caught: false }, seconds: 1 })),
+      ...Array.from({ length: survived }, () => ({ mutant: STRICT, verdict: { caught: false as const }, seconds: 1 })),
     ];
     expect(scoreLine(results(9, 1))).toBe('score: 9 of 10 mutants caught, 90.0 % (at least 90 % required)');
     expect(exitCode(results(9, 1))).toBe(0);
