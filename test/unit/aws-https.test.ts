@@ -11,8 +11,8 @@ import {
   type Service,
   type Transport,
 } from '../../lib/aws/https';
-import type { Runtime } from '../../lib/runtime';
 import { simulatedWire } from '../../harness/simulation/socket';
+import { fakeRuntime } from '../support/fake-runtime';
 
 /**
  * lib/aws/https.ts, the transport of every copy the store sends: its timeouts and what it reports
@@ -41,21 +41,7 @@ function service(url: string): Service {
 }
 
 /** A fake clock the transport's timers run on, installed nowhere. */
-function fakeRuntime() {
-  const clock = FakeTimers.createClock(T0);
-  const runtime: Runtime = {
-    now: () => clock.now,
-    after: (ms, run) => {
-      const timer = clock.setTimeout(run, ms);
-      return () => {
-        clock.clearTimeout(timer);
-      };
-    },
-    random: () => 0.5,
-    uuid: () => '00000000-0000-4000-a000-000000000000',
-  };
-  return { clock, runtime };
-}
+const transportRuntime = () => fakeRuntime(T0, () => '00000000-0000-4000-a000-000000000000');
 
 /** What the far side of the simulated socket does with each copy: answers it, or stays silent. */
 type Far = 'answers' | 'silent';
@@ -65,7 +51,7 @@ function simulated({
   far = (): Far => 'answers',
   connects = (): boolean => true,
 }: { far?: () => Far; connects?: () => boolean } = {}) {
-  const { clock, runtime } = fakeRuntime();
+  const { clock, runtime } = transportRuntime();
   const carried: { operation: string; body: string }[] = [];
   const carry: Transport = (operation, body, signal) =>
     new Promise<Answer>((resolve, reject) => {

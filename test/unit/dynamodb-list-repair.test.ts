@@ -1,11 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import FakeTimers from '@sinonjs/fake-timers';
 import type { DynamoDb, Item, TransactItem } from '../../lib/dynamodb/client';
 import { RAISE_WITHIN_MS } from '../../lib/dynamodb/counter';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
-import type { Runtime } from '../../lib/runtime';
 import { createTodo, listBytes, type Todo } from '../../lib/todos';
+import { fakeRuntime } from '../support/fake-runtime';
 
 /**
  * A list's read repair of sizes (lib/dynamodb/counter.ts, raiseSizes), against a DynamoDB that
@@ -13,18 +12,7 @@ import { createTodo, listBytes, type Todo } from '../../lib/todos';
  * what the raise writes, and that the list waits for it no longer than RAISE_WITHIN_MS. No Java.
  */
 
-const clock = FakeTimers.createClock(Date.UTC(2026, 10, 27));
-const runtime: Runtime = {
-  now: () => clock.now,
-  after: (ms, run) => {
-    const timer = clock.setTimeout(run, ms);
-    return () => {
-      clock.clearTimeout(timer);
-    };
-  },
-  random: () => 0.5,
-  uuid: () => 'token',
-};
+const { clock, runtime } = fakeRuntime(Date.UTC(2026, 10, 27), () => 'token');
 
 /** A record stored by a version that counted it smaller than this one answers it, at version 4. */
 const record = createTodo({ title: 'stored small' }, 3);

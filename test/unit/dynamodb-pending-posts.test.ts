@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import FakeTimers from '@sinonjs/fake-timers';
 import { DynamoDbError, type DynamoDb, type TransactItem } from '../../lib/dynamodb/client';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY } from '../../lib/dynamodb/table';
 import { StoreUnavailable } from '../../lib/errors';
-import type { Runtime } from '../../lib/runtime';
+import { fakeRuntime } from '../support/fake-runtime';
 
 /**
  * A POST's transaction and what becomes of it, against a DynamoDB of the test's own, on a clock of
@@ -14,18 +13,7 @@ import type { Runtime } from '../../lib/runtime';
  * client's attempts is sent again with its own token (lib/dynamodb/transaction.ts, commit).
  */
 
-const clock = FakeTimers.createClock(Date.UTC(2026, 10, 27));
-const runtime: Runtime = {
-  now: () => clock.now,
-  after: (ms, run) => {
-    const timer = clock.setTimeout(run, ms);
-    return () => {
-      clock.clearTimeout(timer);
-    };
-  },
-  random: () => 0.5,
-  uuid: () => `token ${clock.now}`,
-};
+const { clock, runtime } = fakeRuntime(Date.UTC(2026, 10, 27), () => `token ${clock.now}`);
 
 /** A seeded table whose first transaction waits for `release`; every transaction's actions, as sent. */
 function firstTransactionHeld(): { dynamodb: DynamoDb; sent: (readonly TransactItem[])[]; release: () => void } {

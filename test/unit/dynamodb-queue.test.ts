@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import FakeTimers from '@sinonjs/fake-timers';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { itemSize, type AttributeMap } from '../../harness/aws-dynamodb/requests';
@@ -9,12 +8,12 @@ import { handlersOn } from '../../harness/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
 import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, type PostState } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
-import type { Runtime } from '../../lib/runtime';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { localClient } from '../../scripts/dynamodb-local-process';
 import { fullRequest, recordFrom } from '../support/todo-fields';
+import { fakeRuntime } from '../support/fake-runtime';
 import {
   dynamoDbStore,
   dynamoDbStoreAt,
@@ -237,18 +236,7 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
   const COMMIT_MS = 50;
 
   function farBack() {
-    const clock = FakeTimers.createClock(START);
-    const runtime: Runtime = {
-      now: () => clock.now,
-      after: (ms, run) => {
-        const timer = clock.setTimeout(run, ms);
-        return () => {
-          clock.clearTimeout(timer);
-        };
-      },
-      random: () => 0.5,
-      uuid: () => 'mine',
-    };
+    const { clock, runtime } = fakeRuntime(START, () => 'mine');
     // One intent a millisecond before the POST's, in arrival order: ids are arrival times.
     const queue = Array.from({ length: AHEAD }, (_, i) => ({ id: (START - AHEAD + i) * 1000, uuid: `ahead ${i}` }));
     let mine: { id: number; uuid: string } | undefined;
