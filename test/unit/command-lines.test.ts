@@ -88,7 +88,7 @@ const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = 
     'bench',
     ['coldInit', 'wram'],
     'Unknown section "wram" for npm run bench: did you mean "warm"? Sections: bundle, coldInit, warm, memory, ' +
-      'startup, reload, dynamodbColdStart, dynamodbPressure, fleet, fleetList, batching, exactlyOnce, ' +
+      'startup, reload, dynamodbColdStart, dynamodbPressure, fleet, fleetList, listReads, batching, exactlyOnce, ' +
       'emulator, load, install, scale, scaleCheck',
   ],
   ['bench', ['warm', '--baseline'], "Option '--baseline <value>' argument missing"],
@@ -109,7 +109,7 @@ const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = 
     'simulate',
     ['--scenaro', 'PUT'],
     'Unknown option "--scenaro" for npm run simulate: did you mean "--scenario"? ' +
-      'Options: --scenario, --depth, --seeds, --script, --rate, --seed',
+      'Options: --scenario, --depth, --read-depth, --seeds, --script, --rate, --seed',
   ],
   [
     'simulate',
@@ -118,8 +118,7 @@ const MISTAKES: readonly (readonly [ScriptName, readonly string[], string])[] = 
       'POST alone, keyed; POST batched; POST batched, keyed; POST queued behind a stalled head; ' +
       'POST queued behind a stalled head, keyed; POST of a big request queued behind a stalled head; ' +
       'POST of a big request queued behind a stalled head, keyed; PUT; PUT, keyed; PUT with If-Match; ' +
-      'PUT with If-Match, keyed; DELETE; DELETE, keyed; seed; workload: four containers, shared records; ' +
-      'workload: four containers, shared records, keyed',
+      'PUT with If-Match, keyed; DELETE; DELETE, keyed; seed; PUT to a full list, a DELETE makes room',
   ],
   ['simulate', ['--depth', 'deep'], '--depth must be a whole number, 0 or more, not "deep"'],
   // --rate used to win silently.
