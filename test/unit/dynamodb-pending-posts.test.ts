@@ -15,23 +15,28 @@ import { fakeRuntime } from '../support/fake-runtime';
 
 const { clock, runtime } = fakeRuntime(Date.UTC(2026, 10, 27), () => `token ${clock.now}`);
 
-/** A seeded table whose first transaction waits for `release`; every transaction's actions, as sent. */
-function firstTransactionHeld(): { dynamodb: DynamoDb; sent: (readonly TransactItem[])[]; release: () => void } {
-  const sent: (readonly TransactItem[])[] = [];
-  let release: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => (release = resolve));
+/** A seeded table, whose transactions `transact` answers: a POST sends nothing else. */
+function seededTable(transact: DynamoDb['transactWriteItems']): DynamoDb {
   const refuse = () => Promise.reject(new Error('not sent by these POSTs'));
-  const dynamodb: DynamoDb = {
+  return {
     getItem: () => Promise.resolve({ ...COUNTER_KEY, next: 3, bytes: 100, version: 0, edits: 0, listId: 'a list' }),
     query: refuse,
     putItem: refuse,
     updateItem: refuse,
     deleteItem: refuse,
-    transactWriteItems: async (actions) => {
-      sent.push(actions);
-      if (sent.length === 1) await held;
-    },
+    transactWriteItems: transact,
   };
+}
+
+/** A seeded table whose first transaction waits for `release`; every transaction's actions, as sent. */
+function firstTransactionHeld(): { dynamodb: DynamoDb; sent: (readonly TransactItem[])[]; release: () => void } {
+  const sent: (readonly TransactItem[])[] = [];
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const dynamodb = seededTable(async (actions) => {
+    sent.push(actions);
+    if (sent.length === 1) await held;
+  });
   return { dynamodb, sent, release };
 }
 
@@ -59,20 +64,12 @@ describe('a POST waiting for the transaction in flight', () => {
 describe('a POST whose transaction got no answer after the client’s attempts', () => {
   it('is sent again with the same token, and answered 201 when that copy is applied', async () => {
     const tokens: string[] = [];
-    const refuse = () => Promise.reject(new Error('not sent by this POST'));
-    const dynamodb: DynamoDb = {
-      getItem: () => Promise.resolve({ ...COUNTER_KEY, next: 3, bytes: 100, version: 0, edits: 0, listId: 'a list' }),
-      query: refuse,
-      putItem: refuse,
-      updateItem: refuse,
-      deleteItem: refuse,
-      transactWriteItems: (_actions, token) => {
-        tokens.push(token);
-        // The first: a 500 on every attempt, which may or may not have been applied.
-        if (tokens.length > 1) return Promise.resolve();
-        return Promise.reject(new DynamoDbError('InternalServerError', 'a 500', { copy: 'maybe applied' }));
-      },
-    };
+    const dynamodb = seededTable((_actions, token) => {
+      tokens.push(token);
+      // The first: a 500 on every attempt, which may or may not have been applied.
+      if (tokens.length > 1) return Promise.resolve();
+      return Promise.reject(new DynamoDbError('InternalServerError', 'a 500', { copy: 'maybe applied' }));
+    });
     const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, queuePosts: false });
     const created = store.create({ title: 'sent again' }, { deadline: clock.now + 9_000 });
     await clock.tickAsync(2_000);
