@@ -19,9 +19,13 @@ export async function withRetries<T>(world: World, keyed: boolean, send: () => P
   return answered;
 }
 
-/** A 503, which a request may answer under faults (it may still be applied): with none, it is a violation too. */
+/**
+ * A 503, or a 409 for a key in flight, which a request may answer under faults (it may still be
+ * applied; a conflict the simulator places on its key's claim reads as another request holding the
+ * key): both tell the client to send it again. With no fault, either is a violation.
+ */
 export function unavailable(world: World, answered: { readonly failed: string }): boolean {
-  return answered.failed === 'StoreUnavailable' && !world.faultFree;
+  return ['StoreUnavailable', 'KeyInFlight'].includes(answered.failed) && !world.faultFree;
 }
 
 /** The seeded table, and a container that has seen it: set-up, with no faults. */

@@ -22,8 +22,12 @@ export interface HeldList {
   readonly todos: ReadonlyMap<number, Todo>;
 }
 
-/** The most rounds of a list before it gives up: a 503, never a list that did not exist. */
-export const MAX_ROUNDS = 10;
+/**
+ * A bound on a list's rounds, past which it is a 503, never a list that did not exist. Under a steady stream of
+ * writes a round finds none since its counter only now and then (16 clients writing on one process: 377 of 3,000
+ * answers were 503 at 10 rounds), so in practice the request's deadline ends the rounds first.
+ */
+export const MAX_ROUNDS = 1_000;
 
 export interface ListOptions {
   /** Asked the list's tag before any record is read: true when the caller holds the list with it (If-None-Match). */

@@ -72,10 +72,10 @@ const MIN_OVERLAPPED = 20;
 const MIN_FRESH = 5;
 const MIN_NOT_WHOLE = 10;
 /**
- * A list whose rounds each met a write gives up with a 503 after 10 (lib/dynamodb/list.ts,
- * MAX_ROUNDS): 2 lists of about 600 in eight runs here, where the writer lands a write every
- * 150-200 ms and a round takes about as long on a loaded machine. Never a list that did not
- * exist, but not many.
+ * A list whose rounds each meet a write gives up with a 503 at its deadline (lib/dynamodb/list.ts,
+ * MAX_ROUNDS): when the rounds stopped at 10, 2 lists of about 600 in eight runs here, where the
+ * writer lands a write every 150-200 ms and a round takes about as long on a loaded machine. Never
+ * a list that did not exist, but not many.
  */
 const MAX_GIVEN_UP_SHARE = 0.1;
 
