@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A port the local workflow suggests when one is busy (serverless/plugins/local-workflow/ports.cjs):
@@ -38,8 +38,14 @@ export interface HeldPorts {
  */
 export async function holdPorts(ports: readonly number[]): Promise<HeldPorts> {
   const servers: Server[] = [];
+  // A user's client may connect to a held port meanwhile (a curl at localhost:3000): closed with the server, so that
+  // the release does not wait for it.
+  const sockets = new Set<Socket>();
   for (const port of ports) {
-    const server = createServer();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
     const listening = await new Promise<boolean>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => {
         if (error.code === 'EADDRINUSE') resolve(false);
@@ -54,6 +60,7 @@ export async function holdPorts(ports: readonly number[]): Promise<HeldPorts> {
   return {
     ports,
     release: async () => {
+      for (const socket of sockets) socket.destroy();
       await Promise.all(
         servers.map(
           (server) =>
