@@ -35,6 +35,16 @@ export async function seededContainer(world: World): Promise<Container> {
   return container;
 }
 
+/**
+ * A container alone that has written a POST before the faults start: its next POST is written in one transaction. A
+ * new container's first POST queues (lib/dynamodb/queue.ts, `queues`), so a scenario of a POST alone starts here.
+ */
+export async function warmContainer(world: World): Promise<Container> {
+  const container = await seededContainer(world);
+  await container.create({ title: 'written before' }, world.options());
+  return container;
+}
+
 /** The checks of the ids: from 3 to the counter's next, each used by exactly one record (none deleted here). */
 export function idsIntact(world: World): string[] {
   const [counter] = world.queueItems();

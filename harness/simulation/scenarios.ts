@@ -9,7 +9,7 @@ import { KEY_EXPIRY } from './key-expiry';
 import { LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
 import { QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
-import { KEY, idsIntact, postChecks, seededContainer, unavailable, withRetries } from './clients';
+import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
 import { TABLE, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
@@ -27,9 +27,10 @@ import { TABLE, type Answered, type Container, type Scenario, type World } from 
  *   request's own late copy did.
  */
 
+/** A POST of a container alone, written in one transaction. */
 function post(keyed: boolean): Scenario {
   return async (world) => {
-    const container = await seededContainer(world);
+    const container = await warmContainer(world);
     world.startFaults();
     const answered = await withRetries(world, keyed, () =>
       container.create({ title: 'alone' }, world.options(keyed ? KEY : undefined)),
@@ -38,10 +39,10 @@ function post(keyed: boolean): Scenario {
   };
 }
 
-/** Three POSTs at once in one container: the first alone, the other two in one transaction behind it. */
+/** Three POSTs at once in a container alone: the first in a transaction of its own, the other two in one behind it. */
 function batched(keyed: boolean): Scenario {
   return async (world) => {
-    const container = await seededContainer(world);
+    const container = await warmContainer(world);
     world.startFaults();
     const titles = ['first', 'second', 'third'];
     const answers = await Promise.all(
@@ -57,7 +58,7 @@ function batched(keyed: boolean): Scenario {
 }
 
 /**
- * A POST of a container that found the counter moved (another container wrote), so it queues;
+ * A POST of a container alone that found the counter moved (another container wrote), so it queues;
  * at the queue's head, another container's intent that never commits: the POST waits out the
  * head's lease, takes it over, and commits both. The head's payload is an item apart, as a big
  * request's is (lib/dynamodb/queue.ts, INLINE_PAYLOAD_BYTES); the POST's own rides in its intent,
@@ -66,7 +67,7 @@ function batched(keyed: boolean): Scenario {
 function queued(keyed: boolean, big = false): Scenario {
   const title = big ? 'queued, a big request'.padEnd(INLINE_PAYLOAD_BYTES + 1, '.') : 'queued';
   return async (world) => {
-    const mine = await seededContainer(world);
+    const mine = await warmContainer(world);
     const other = world.container();
     await other.create({ title: 'other container' });
     // Its intent, and its payload apart, as its container left them.

@@ -1,7 +1,7 @@
 import type { KeyReused, ListFull } from '../errors';
 import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
 import { claimPut, inFlightAtDeadline } from './claims';
-import { HEAD_LEASE_MS, queuePost, type PostState } from './queue';
+import { HEAD_LEASE_MS, queuePost, queues, type PostState } from './queue';
 import { added, counterMove, prepareCounter, readCounter } from './counter';
 import { todoItem, type Counter, type TableAccess } from './table';
 import { decide, type Settled, type Share } from './decisions';
@@ -12,9 +12,8 @@ import { Transaction, commit, type CommitWatch } from './transaction';
  * records and move the counter from n to n + k in one transaction, on condition that it still says n (counter.ts): an
  * id is used only with its record, whatever the containers, deletes or restarts. That condition serializes every POST
  * of every container on one item, and real DynamoDB cancels a transaction that meets another in progress on it. So:
- * - a container alone writes straight away, from the counter as it last saw it: one transaction;
- * - once another container moved the counter, its POSTs queue for a while (queue.ts), written with others, many a
- *   transaction;
+ * - a container alone writes from the counter as it last saw it: one transaction;
+ * - a new container, or one that saw others write or queue, queues (queue.ts, `queues`): many POSTs a transaction;
  * - within one process (serverless-offline), POSTs arriving while a transaction is in flight go together in the next
  *   one (store.ts), from the counter as it is.
  *
@@ -98,7 +97,7 @@ export async function createPosts(
   // A batch is one process with many requests (the emulator): its one transaction writes them all, from the counter
   // as it is, rather than queue each; without the queue (`queuePosts: false`), a POST alone races so too.
   const race = posts.length > 1 || !state.queue;
-  if (!race && (state.counter === undefined || table.runtime.now() < state.othersUntil)) {
+  if (!race && queues(state, table.runtime.now())) {
     return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
   }
   const outcomes = await writeTogether(table, state, posts, signal, race);

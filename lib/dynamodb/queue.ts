@@ -80,6 +80,14 @@ export interface PostState {
   commitMs: number;
 }
 
+/**
+ * Whether this container's next POST queues: it knows no counter yet, saw another container write within a lease, or
+ * last saw the queue's `recent` on the counter (counter.ts): a POST alone would race the head's commit.
+ */
+export function queues(state: PostState, now: number): boolean {
+  return state.counter === undefined || now < state.othersUntil || state.counter.recent !== undefined;
+}
+
 export function outcomeKey(uuid: string): { pk: string; id: number } {
   return { pk: `DONE#${uuid}`, id: 0 };
 }
@@ -296,10 +304,19 @@ async function commitQueue(
   }
 }
 
+/** Whether a commit writes or settles other POSTs than its head's own: the queue is in use. */
+function withOthers(plan: CommitPlan): boolean {
+  return plan.writes.length + plan.settled.size > 1;
+}
+
 /** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
 function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: number): Outcome | undefined {
   const { records, bytes } = addedBy(plan);
-  state.counter = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
+  state.counter = {
+    next: plan.counter.next + records,
+    bytes: (plan.counter.bytes ?? 0) + bytes,
+    ...(withOthers(plan) && { recent: recentAfter(plan) }),
+  };
   state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * tookMs;
   log('debug', {
     message: 'commit',

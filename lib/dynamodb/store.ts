@@ -213,7 +213,8 @@ export class DynamoDbTodoStore implements TodoStore {
     const began = this.#table.runtime.now();
     this.#seeded ??= seeded(this.#table, signal).then(
       (counter) => {
-        this.#posts.counter = counter;
+        // Not this.#posts' counter: a new container's first POST queues (queue.ts, `queues`), as a seed cannot see
+        // POSTs waiting; at 256 containers new ones' POSTs written alone from it starved the queue (docs/scale.md).
         this.#seedRead = { counter, began };
       },
       (error: unknown) => {

@@ -6,7 +6,7 @@ import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
-import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, type PostState } from '../../lib/dynamodb/queue';
+import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, queues, type PostState } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { SEED_TODOS } from '../../lib/todos';
@@ -117,6 +117,10 @@ describe('the queue of POSTs, across containers', () => {
         recordOf('the head’s own', 4),
         recordOf('queued behind the head', 5),
       ]);
+      // Having written another container's POST, the head's container queues its next one too: its intent first.
+      const again = head.network.seen.length;
+      expect(bodyOf(await head.post('the head’s next'))).toEqual(recordOf('the head’s next', 6));
+      expect(head.network.seen.slice(again)[0]?.operation).toBe('PutItem');
     },
     WITHIN_MS,
   );
@@ -224,6 +228,42 @@ describe('the queue of POSTs, across containers', () => {
     },
     WITHIN_MS,
   );
+});
+
+describe('when a container queues its POST', () => {
+  it(
+    'a new container’s first POST queues, though its seed read the counter; once that POST was written alone, the next is one transaction',
+    async () => {
+      const { network, post } = await container(await freshTable());
+      const from = network.seen.length;
+      expect(bodyOf(await post('first'))).toEqual(recordOf('first', 3));
+      // Its intent, a look, the queue's read, the commit: the seed's counter cannot tell whether POSTs wait.
+      expect(network.seen.slice(from).map(({ operation: sent }) => sent)).toEqual([
+        'PutItem',
+        'Query',
+        'Query',
+        'TransactWriteItems',
+      ]);
+      const next = network.seen.length;
+      expect(bodyOf(await post('second'))).toEqual(recordOf('second', 4));
+      expect(network.seen.slice(next).map(({ operation: sent }) => sent)).toEqual(['TransactWriteItems']);
+    },
+    WITHIN_MS,
+  );
+
+  it('queues while it knows no counter, within a lease of another container’s write, or while the counter it last saw had `recent`', () => {
+    const now = 1_000_000;
+    const state = (counter: PostState['counter'], othersUntil = 0): PostState => ({
+      counter,
+      othersUntil,
+      queue: true,
+      commitMs: 20,
+    });
+    expect(queues(state(undefined), now)).toBe(true);
+    expect(queues(state({ next: 5, bytes: 0 }, now + 1), now)).toBe(true);
+    expect(queues(state({ next: 5, bytes: 0, recent: { other: 4 } }), now)).toBe(true);
+    expect(queues(state({ next: 5, bytes: 0 }, now), now)).toBe(false);
+  });
 });
 
 describe('a POST far back in the queue, on a clock of the test’s own (no Java)', () => {

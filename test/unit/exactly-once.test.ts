@@ -328,6 +328,8 @@ describe('what a 503 promises (docs/design.md)', () => {
     'a POST answered 503 may still be applied after its answer; its retry with the same key gets that record, and it is stored once',
     async () => {
       const { network, store, send } = await containerBehindProxy();
+      // A container alone that has written before: its POST is one transaction (a new container's first POST queues).
+      await store.create({ title: 'written before' });
       const request = { method: 'POST', body: { title: 'applied after its 503' }, headers: keyHeader('late') } as const;
       // Its transaction is held on its way past the request's deadline (1.5 s of a 2.5 s function), then lands.
       const held = holdFirst(network, both(operation('TransactWriteItems'), mentions('applied after its 503')));
@@ -356,18 +358,20 @@ describe('a client that retries with an Idempotency-Key', () => {
     'gets 503 when every acknowledgement of its POST is lost though the record is stored; its retry gets that record’s 201',
     async () => {
       const { network, store, send } = await containerBehindProxy();
+      // A container alone that has written before: its POST is one transaction (a new container's first POST queues).
+      await store.create({ title: 'written before' });
       const commit = both(operation('TransactWriteItems'), mentions('acknowledged never'));
       network.inject(commit, { dropAnswer: true }, Infinity);
       const request = { method: 'POST', body: { title: 'acknowledged never' }, headers: keyHeader('lost') } as const;
       const lost = await send(request);
       expect(lost.statusCode).toBe(503);
-      const record = createTodo({ title: 'acknowledged never' }, 3);
+      const record = createTodo({ title: 'acknowledged never' }, 4);
       expect(await store.list()).toContainEqual(record);
       network.heal();
       const retried = await send(request);
       expect(retried.statusCode).toBe(201);
       expect(bodyOf(retried)).toEqual(record);
-      expect(retried.headers).toMatchObject({ location: '/todos/3', 'idempotent-replayed': 'true' });
+      expect(retried.headers).toMatchObject({ location: '/todos/4', 'idempotent-replayed': 'true' });
       expect((await store.list()).filter((todo) => todo.title === 'acknowledged never')).toHaveLength(1);
     },
     LATE_WITHIN_MS,
