@@ -10,15 +10,13 @@ import { Transaction, commit, type CommitWatch } from './transaction';
 /**
  * How POSTs get their ids and records written. Ids have no gaps and follow creation order, so POSTs write their
  * records and move the counter from n to n + k in one transaction, on condition that it still says n (counter.ts): an
- * id is used only with its record, whatever the containers, deletes or restarts. That condition serializes every POST
- * of every container on one item, and real DynamoDB cancels a transaction that meets another in progress on it. So:
+ * id is used only with its record, whatever the containers, deletes or restarts. That serializes every POST of every
+ * container on one item, and real DynamoDB cancels a transaction that meets another in progress on it. So:
  * - a container alone writes from the counter as it last saw it: one transaction;
  * - a new container, or one that saw others write or queue, queues (queue.ts, `queues`): many POSTs a transaction;
- * - within one process (serverless-offline), POSTs arriving while a transaction is in flight go together in the next
- *   one (store.ts), from the counter as it is.
- *
- * docs/performance.md has the measurement that kept the queue: at 50 POSTs a second over 16 containers, on DynamoDB
- * as AWS runs it, it answered every POST, where one transaction a POST did not.
+ * - within one process (serverless-offline), POSTs arriving during a transaction go together in the next (store.ts).
+ * docs/performance.md has the measurement that kept the queue (50 POSTs a second over 16 containers, on DynamoDB as
+ * AWS runs it, all answered; one transaction a POST, not).
  */
 
 /** A POST as the store takes it: what it asks for, and its key's claim. */

@@ -41,17 +41,13 @@ import { Transaction, commit } from './transaction';
 /**
  * The queue of POSTs: POSTs of many containers that meet on the counter are written together instead of racing for it
  * (docs/design.md tells why, and what it was measured to hold).
- * - A queued POST writes its intent (an id in arrival order, a uuid, its payload: request and key) under the
- *   counter's partition, and looks: one Query of the counter and the first intent. A payload over
- *   INLINE_PAYLOAD_BYTES goes first in an item of its own, so a look reads one unit whatever the POSTs ask for.
- * - The head reads the queue (and payloads apart) and commits it, in order, in one transaction: the counter, each
- *   record, each intent deleted, and each intent's outcome (its record, a replay, or a refusal) for its POST to find.
- *   The ids it gave stay in the counter (`recent`) for the waiting POSTs' next look.
- * - A head still for HEAD_LEASE_MS (stalled or crashed) is committed for by the one waiting POST whose conditional
- *   mark on its intent lands first: the others would only fail on each other's transactions.
- * - A POST near its deadline takes itself back: its outcome written as "withdrawn", if it has none, and its intent
- *   removed, so no POST waits behind it. Either that write wins, and a later commit drops the intent unwritten (503),
- *   or the POST was committed first and answers with its outcome.
+ * - A queued POST writes its intent (an id in arrival order, a uuid, its payload, apart when over INLINE_PAYLOAD_BYTES)
+ *   under the counter's partition, and looks: one Query of the counter and the first intent, one read unit.
+ * - The head reads the queue and commits it, in order, in one transaction: the counter, each record, each intent
+ *   deleted, each intent's outcome for its POST to find; the ids it gave stay in the counter (`recent`) for the looks.
+ * - A head still for HEAD_LEASE_MS is committed for by the one waiting POST whose conditional mark on it lands first.
+ * - A POST near its deadline takes itself back: its outcome written "withdrawn" if it has none, its intent removed.
+ *   Either that write wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
  */
 
 /** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
@@ -63,9 +59,8 @@ const OUTCOME_LIFETIME_S = 3_600;
 /** How a commit's time is learnt: each commit weighs this much against what was known. */
 const COMMIT_MS_WEIGHT = 0.2;
 /**
- * The largest payload (bytes of its JSON) an intent carries itself: a look, the counter (up to ~2.5 KB with `recent`)
- * and the first intent, then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more,
- * which a short title need not pay (docs/performance.md).
+ * The largest payload (bytes of its JSON) an intent carries itself: a look (the counter, ~2.5 KB with `recent`, and the
+ * first intent) then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more (performance.md).
  */
 export const INLINE_PAYLOAD_BYTES = 1_000;
 
@@ -304,19 +299,13 @@ async function commitQueue(
   }
 }
 
-/** Whether a commit writes or settles other POSTs than its head's own: the queue is in use. */
-function withOthers(plan: CommitPlan): boolean {
-  return plan.writes.length + plan.settled.size > 1;
-}
-
 /** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
 function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: number): Outcome | undefined {
   const { records, bytes } = addedBy(plan);
-  state.counter = {
-    next: plan.counter.next + records,
-    bytes: (plan.counter.bytes ?? 0) + bytes,
-    ...(withOthers(plan) && { recent: recentAfter(plan) }),
-  };
+  // Others' POSTs in it: the counter as known keeps `recent`, so this container's next POST queues too (`queues`).
+  const others = plan.writes.length + plan.settled.size > 1;
+  const known = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
+  state.counter = others ? { ...known, recent: recentAfter(plan) } : known;
   state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * tookMs;
   log('debug', {
     message: 'commit',
