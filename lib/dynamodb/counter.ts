@@ -18,18 +18,13 @@ import { Transaction } from './transaction';
 import type { TransactItem } from './client';
 
 /**
- * The counter item: `next`, the next id, and `bytes`, the list's size as GET /todos answers it (lib/list-size.ts).
- * Every write that adds, removes or resizes a record moves it in its transaction, on condition that it is as the
- * write assumed: a POST moves `next` from n to n + k and `bytes` by its records' size, if `next` is still n and the
- * list has room (ids have no gaps, are never reused, and the list never passes MAX_LIST_BYTES); a PUT or DELETE moves
- * `bytes` by exactly what it changed, within that limit. So `bytes` is always the sum of the records' `storedSize`
- * (table.ts), which every version moves alike.
- *
- * Each of those writes also moves the list's `version`, and a PUT or DELETE notes the record it edited (`edits`, the
- * slots): so a list reads only what changed since a version it holds, and answers a conditional GET from the counter
- * alone (list.ts). A table seeded before `bytes` or `version` is prepared once, by the first write needing them
- * (`prepareCounter`); every write moving them is conditional on their existing, so none applies while the list is
- * counted.
+ * The counter item: `next`, the next id, and `bytes`, the list's size (lib/list-size.ts). Every write that adds,
+ * removes or resizes a record moves it in its transaction, on condition that it is as the write assumed: a POST moves
+ * `next` from n to n + k and `bytes` by its records' size, if `next` is still n and the list has room (ids have no
+ * gaps, are never reused, the list never passes MAX_LIST_BYTES); a PUT or DELETE moves `bytes` by what it changed. So
+ * `bytes` is always the sum of the records' `storedSize` (table.ts). Each also moves the list's `version`, and a PUT
+ * or DELETE notes its record (`edits`, the slots), for lists (list.ts). A table seeded before `bytes` or `version` is
+ * prepared once (`prepareCounter`); every write moving them is conditional on their existing.
  */
 
 export function bytesOf(todos: readonly Todo[]): number {

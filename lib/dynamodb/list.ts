@@ -7,13 +7,11 @@ import { toTodo, todoKey, type Counter, type TableAccess } from './table';
 
 /**
  * GET /todos on DynamoDB (docs/design.md, "What a list shows"): every write that changes the list moves the counter's
- * `version` in its transaction, so a list starts with one small read, the counter, and its tag comes from the
- * version: a 304 reads no record. A container holds the list it read; at a later version it reads only what the
- * counter says changed (ids POSTs added, records PUTs and DELETEs noted in its slots), or else the whole list.
- *
- * One snapshot, at any size: the counter is read again after the records. A record no write edited between the two
- * reads was the same all along; the edited ones are read again, then the counter, until a round finds no write since
- * its counter: the list at that last read, an instant within the request, never a state that did not exist.
+ * `version`, so a list starts with one small read, the counter, and its tag comes from the version: a 304 reads no
+ * record. A container holds the list it read; later it reads only what the counter says changed (ids POSTs added,
+ * records PUTs and DELETEs noted in its slots), or else the whole list. One snapshot at any size: the counter is read
+ * again after the records; the records edited between are read again, then the counter, until a round finds no write
+ * since its counter: the list at that last read, never a state that did not exist.
  */
 
 /** The list as of one version: the counter read before its records, and the records by id, in id order. */

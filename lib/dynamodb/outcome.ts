@@ -1,14 +1,11 @@
 /**
- * What became of a write: the contract every DynamoDB write of the store is read by (docs/design.md, "What became of
- * a write"). A request may be sent more than once (a timeout, a 500, a throttle), every copy the same body, a
- * transaction's the same ClientRequestToken. Over every copy sent so far, a write is:
+ * What became of a write (docs/design.md, "What became of a write"). A request may be sent more than once, every copy
+ * the same body, a transaction's the same ClientRequestToken. Over every copy sent so far, a write is:
  * - `applied`: a copy was answered with success;
  * - `not applied`: every copy was refused (DynamoDB applies nothing it refuses) or never sent: none can land later;
  * - `unknown`: some copy may have been applied, or may still land.
- *
- * Kept for the request as a whole, never one attempt: a later copy's refusal does not make an earlier unanswered one
- * go away. (Read from one round of attempts, a copy held in the network and three throttles looked like "one copy,
- * answered": the POST was written again under a new token while its first copy landed.)
+ * Kept for the request as a whole, never one attempt: a later copy's refusal does not undo an earlier unanswered one
+ * (read from one round, a held copy and three throttles once wrote a POST twice).
  */
 export type Fate = 'applied' | 'not applied' | 'unknown';
 

@@ -10,7 +10,7 @@ import {
   type TodoDraft,
 } from '../todos';
 import type { Settled, Share } from './decisions';
-import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './table';
+import { ITEM_OVERHEAD_BYTES, type Counter } from './table';
 
 /**
  * The queue of POSTs' decisions, as pure functions (lib/dynamodb/queue.ts does the I/O): where a POST stands, what
@@ -19,6 +19,11 @@ import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, type Counter } from './tabl
 
 /** Intents one commit takes: up to four actions each (record, intent, outcome, key), and the counter. */
 export const MAX_INTENTS = 24;
+/**
+ * The records' bytes one commit writes, past its own POST's: 800 write units in a transaction, of the records'
+ * partition's 1,000 a second (24 titles of 60 KB throttled it for seconds), and a transaction well within its bytes.
+ */
+export const MAX_COMMIT_RECORD_BYTES = 400_000;
 /** Intents older than this are from requests that have given up (the function's timeout): dropped. */
 export const INTENT_LIFETIME_MS = 10_000;
 /**
@@ -129,11 +134,6 @@ export interface CommitPlan {
   readonly settledIntents: readonly Intent[];
 }
 
-/** What committing a POST writes of its record: the record, its outcome and, with a key, the claim. */
-function committedBytes({ request, claim }: Payload): number {
-  return (newTodoBytes(request) + ITEM_OVERHEAD_BYTES) * (claim ? 3 : 2);
-}
-
 /** An intent older than a request lives: its POST has given up, and it is dropped unwritten. */
 export function isStale(intent: Intent, now: number): boolean {
   return intent.id / 1000 < now - INTENT_LIFETIME_MS;
@@ -151,7 +151,7 @@ export const NOTHING_DECIDED: Decided = { settled: new Map(), done: new Set() };
 /**
  * What a commit of `queue` (the intents in order, as read) writes: each POST once (a second copy is dropped), none
  * older than a request lives, one per key (the others in a later commit, answered with the key's replay), within a
- * transaction's bytes, always `mine`; the next ids in turn, to those not `decided` already.
+ * commit's record bytes, always `mine`; the next ids in turn, to those not `decided` already.
  */
 export function planCommit(
   counter: QueueCounter,
@@ -178,8 +178,8 @@ export function planCommit(
     const { claim } = payload;
     if (claim && keys.has(claim.key)) continue;
     if (claim) keys.add(claim.key);
-    bytes += committedBytes(payload);
-    if (bytes > MAX_TRANSACTION_BYTES && intent.uuid !== mine) continue;
+    bytes += newTodoBytes(payload.request) + ITEM_OVERHEAD_BYTES;
+    if (bytes > MAX_COMMIT_RECORD_BYTES && intent.uuid !== mine) continue;
     taken.push({ ...intent, payload });
   }
   const written = taken.filter((intent) => !decided.settled.has(intent.uuid));
@@ -253,18 +253,32 @@ export function outcomeOf(
 export interface QueuePace {
   readonly head: number;
   readonly next: number;
-  readonly density?: number;
+  readonly density: number | undefined;
+  /** When the POST looked (epoch ms), first and last, and the counter's next at its first look: the queue's speed. */
+  readonly first: { readonly at: number; readonly next: number };
+  readonly at: number;
 }
 
-export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter): QueuePace {
+export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter, now: number): QueuePace {
   const moved = pace !== undefined && head.id > pace.head && counter.next > pace.next;
   const density = moved ? (counter.next - pace.next) / (head.id - pace.head) : pace?.density;
-  return { head: head.id, next: counter.next, ...(density !== undefined && { density }) };
+  const first = pace?.first ?? { at: now, next: counter.next };
+  return { head: head.id, next: counter.next, density, first, at: now };
 }
 
 /** About how many intents stand between the head and `mine`: none known before the head has moved once. */
 export function intentsAhead(pace: QueuePace, mine: Intent): number {
   return (pace.density ?? 0) * (mine.id - pace.head);
+}
+
+/**
+ * Whether, at the pace seen, the intents ahead of `mine` take longer than `ms` to write: its POST is taken back now, not
+ * at its deadline. Titles of 60 KB at 256 containers otherwise waited 8.6 s at the median for a 503 (docs/scale.md).
+ */
+export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
+  const { first, at, next } = pace;
+  if (next <= first.next || at <= first.at) return false;
+  return intentsAhead(pace, mine) > ((next - first.next) / (at - first.at)) * ms;
 }
 
 /**

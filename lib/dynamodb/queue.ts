@@ -16,6 +16,7 @@ import {
   decidedAfter,
   intentId,
   intentsAhead,
+  outOfReach,
   isStale,
   outcomeOf,
   paceAfter,
@@ -60,7 +61,7 @@ const OUTCOME_LIFETIME_S = 3_600;
 const COMMIT_MS_WEIGHT = 0.2;
 /**
  * The largest payload (bytes of its JSON) an intent carries itself: a look (the counter, ~2.5 KB with `recent`, and the
- * first intent) then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more (performance.md).
+ * first intent) then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more (docs/performance.md).
  */
 export const INLINE_PAYLOAD_BYTES = 1_000;
 
@@ -105,13 +106,14 @@ export async function queuePost(
   deadline: number,
 ): Promise<Outcome> {
   const mine = await putIntent(table, post, signal);
+  const until = deadline - RETRACT_BEFORE_MS;
   const giveUp = timeLimit(
-    deadline - RETRACT_BEFORE_MS - table.runtime.now(),
+    until - table.runtime.now(),
     () => new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }),
     table.runtime,
   );
   try {
-    return await waitFor(table, state, post, mine, AbortSignal.any([signal, giveUp.signal]));
+    return await waitFor(table, state, post, { mine, until }, AbortSignal.any([signal, giveUp.signal]));
   } catch (error) {
     if (signal.aborted) throw error;
     return await retract(table, mine, signal, error);
@@ -170,7 +172,7 @@ async function waitFor(
   table: TableAccess,
   state: PostState,
   post: Post,
-  mine: Intent,
+  { mine, until }: { mine: Intent; until: number },
   signal: AbortSignal,
 ): Promise<Outcome> {
   let head: { id: number; since: number } | undefined;
@@ -184,7 +186,10 @@ async function waitFor(
     const now = table.runtime.now();
     let commits = place.kind === 'head';
     if (place.kind === 'waiting' && place.head !== undefined) {
-      pace = paceAfter(pace, place.head, look.counter);
+      pace = paceAfter(pace, place.head, look.counter, now);
+      if (outOfReach(pace, mine, until - now)) {
+        throw new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
+      }
       state.othersUntil = now + HEAD_LEASE_MS;
       if (head?.id !== place.head.id) head = { id: place.head.id, since: now };
       if (now - head.since > HEAD_LEASE_MS) {
@@ -230,9 +235,8 @@ async function queryQueue(
 }
 
 /**
- * A look: the counter and the first intent. Every waiting POST looks every few tens of ms at the counter's partition,
- * and a Query is charged for the items it reads (a projection saves nothing): so intents are small, payloads
- * elsewhere, and a look costs one read unit (when intents carried their titles, a look behind a 60 KB title cost 16).
+ * A look: the counter and the first intent. A Query is charged for the items it reads (a projection saves nothing), so
+ * intents are small, big payloads elsewhere, and a look costs one read unit (behind a 60 KB title it once cost 16).
  */
 function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
   return queryQueue(table, signal, 2);
@@ -370,9 +374,8 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
 }
 
 /**
- * Marks the head's intent as taken over by `by`, unless another POST marked it within a lease: of the POSTs that find
- * the head stalled, one commits for it, another only after a lease. False when another has it or the head is gone
- * (committed); a retry finds its own mark.
+ * Marks the head's intent as taken over by `by`, unless another POST marked it within a lease: one POST commits for a
+ * stalled head. False when another has it or the head is gone (committed); a retry finds its own mark.
  */
 async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
   const now = table.runtime.now();
@@ -409,8 +412,8 @@ function settledOutcome(stored: StoredOutcome | undefined): Outcome {
 }
 
 /**
- * Takes a queued POST back unless committed meanwhile (then its outcome): its outcome first, as "withdrawn", if it
- * has none; then its intent, so that no POST behind waits on it. `reason` is then the answer: the deadline's 503.
+ * Takes a queued POST back unless committed meanwhile (then its outcome): its outcome "withdrawn", if it has none; then
+ * its intent, so that no POST behind waits on it. `reason` is then the answer: a 503.
  */
 async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
   try {

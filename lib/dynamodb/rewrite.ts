@@ -18,12 +18,11 @@ import { Transaction, commit, type TransactItem } from './transaction';
 
 /**
  * PUT and DELETE: read the record, then write in one transaction, on condition that its version is still the one
- * read: the record's update or delete, the list's size moved by exactly what changed, and the Idempotency-Key's claim
- * if any. Changed or gone meanwhile: read again, try again. So a missing id is a 404 and creates nothing, a PUT
- * racing a DELETE cannot bring the record back, the answer is the record as written, and an attempt landing late
- * (after its retry and later writes) changes nothing. A precondition (If-Match, If-None-Match) is checked against the
- * record as read and the write conditioned on its version: one step. Failing it is a 412; with a key, the key is
- * claimed for the 412 on the same version, so a retry with the key gets it again.
+ * read: the record's update or delete, the list's size moved by what changed, the Idempotency-Key's claim if any.
+ * Changed or gone meanwhile: read again, try again. So a missing id is a 404 and creates nothing, a PUT racing a
+ * DELETE cannot bring the record back, and an attempt landing late changes nothing. A precondition (If-Match,
+ * If-None-Match) is checked against the record as read, the write conditioned on its version; failing it is a 412,
+ * and with a key the key is claimed for it, so a retry with the key gets it again.
  */
 
 /** What a PUT or DELETE writes, given the record as read. */

@@ -6,17 +6,13 @@ import type { DynamoDb, Item } from './client';
  * The table's layout, in one place (as the `TodosTable` resource in serverless.yml): partition key `pk` (a string),
  * numeric sort key `id`.
  * - Every Todo is an item under `pk = "TODO"` with its id as `id`: one Query returns the list in id (creation) order.
- *   Each carries a version `v`, moved by every change of the item (a PUT, a list's raise of its size; absent: 0) so a
- *   write can be conditional on the record as read, and `size`, its bytes in the list as its writer counted them
- *   (`storedSize`). Its other attributes are its fields as the version that wrote them named them: a write changes
- *   only what it names, so another version's fields are kept (docs/design.md, "Two versions on one table").
- * - The counter, `pk = "COUNTER", id = 0`: `next`, the next id; `bytes`, the list's size (lib/list-size.ts), the sum
- *   of the records' `size`; the list's version, with what a list needs to read only what changed (list.ts). It exists
- *   once the table is seeded, only then.
- * - Each queued POST's intent (queue.ts) under the counter's partition; a big request apart, `pk = "INTENT#<uuid>",
- *   id = 0`, unread by looks.
- * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0` (claims.ts), with `expires`, epoch seconds, for the time
- *   to live.
+ *   Each carries a version `v`, moved by every change of the item (absent: 0) so a write can be conditional on the
+ *   record as read, and `size`, its bytes in the list as its writer counted them (`storedSize`). Its other attributes
+ *   are its fields as the version that wrote them named them: a write changes only what it names, so another
+ *   version's fields are kept (docs/design.md, "Two versions on one table").
+ * - The counter, `pk = "COUNTER", id = 0` (counter.ts), once the table is seeded; under its partition, each queued
+ *   POST's intent (queue.ts); a big request apart, `pk = "INTENT#<uuid>", id = 0`, unread by looks.
+ * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0` (claims.ts), with `expires` for the time to live.
  */
 export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
 export const TODO_PARTITION = 'TODO';

@@ -10,6 +10,7 @@ import {
   decidedAfter,
   intentId,
   intentsAhead,
+  outOfReach,
   outcomeOf,
   paceAfter,
   pauseBeforeLook,
@@ -144,11 +145,11 @@ describe('planCommit: what one commit writes', () => {
     expect(planCommit(counter, queue, 'u0', NOW).writes).toHaveLength(MAX_INTENTS);
   });
 
-  it('stays within a transaction’s bytes, but always takes the committing POST’s own intent', () => {
-    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(600_000) } });
+  it('stays within a commit’s record bytes, but always takes the committing POST’s own intent', () => {
+    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(150_000) } });
     const queue = [big('a', 9), big('b', 8), big('c', 7), big('mine', 6)];
     const plan = planCommit(counter, queue, 'mine', NOW);
-    // Two big titles fit in 3.5 MB (each written twice: record and outcome); the third does not.
+    // Two titles of 150 KB fit in MAX_COMMIT_RECORD_BYTES (400 KB); the third does not.
     expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b', 'mine']);
   });
 
@@ -332,12 +333,24 @@ describe('intentId and pauseBeforeLook', () => {
   it('learns how many intents stand ahead from how far the head moved for the ids the counter gave', () => {
     const mine = { id: NOW * 1000, uuid: 'mine' };
     // A head 300 ms of arrivals ahead; then one 100 ms later, with 24 ids given meanwhile.
-    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 });
+    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 }, NOW);
     expect(intentsAhead(first, mine)).toBe(0);
-    const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 });
+    const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 50);
     expect(intentsAhead(moved, mine)).toBeCloseTo(48);
     // A look that finds the head where it was keeps what was learnt.
-    expect(intentsAhead(paceAfter(moved, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }), mine)).toBeCloseTo(48);
+    const still = paceAfter(moved, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 80);
+    expect(intentsAhead(still, mine)).toBeCloseTo(48);
+  });
+
+  it('takes a POST out of reach when the intents ahead of it take longer than its time left, at the pace seen', () => {
+    const mine = { id: NOW * 1000, uuid: 'mine' };
+    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 }, NOW);
+    // Before the queue was seen to move nothing is known: never out of reach.
+    expect(outOfReach(first, mine, 0)).toBe(false);
+    // 24 ids in 50 ms, 48 intents ahead: about 100 ms of commits.
+    const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 50);
+    expect(outOfReach(moved, mine, 120)).toBe(false);
+    expect(outOfReach(moved, mine, 80)).toBe(true);
   });
 
   it('pauses a commit for each further commit’s intents ahead, past the first two, at most 500 ms', () => {

@@ -6,6 +6,7 @@ import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../../harness/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
+import { StoreUnavailable } from '../../lib/errors';
 import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, queues, type PostState } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
@@ -275,16 +276,19 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
   const AHEAD = 250;
   const COMMIT_MS = 50;
 
-  function farBack() {
+  /** The POST, its deadline `deadline` ms after the start; what it sent apart from looks. */
+  function farBack(deadline = 9_000) {
     const { clock, runtime } = fakeRuntime(START, () => 'mine');
     // One intent a millisecond before the POST's, in arrival order: ids are arrival times.
     const queue = Array.from({ length: AHEAD }, (_, i) => ({ id: (START - AHEAD + i) * 1000, uuid: `ahead ${i}` }));
     let mine: { id: number; uuid: string } | undefined;
     let looks = 0;
+    const retracted: string[] = [];
     const refuse = () => Promise.reject(new Error('a waiting POST far back sends no such request'));
     const dynamodb: DynamoDb = {
       putItem: ({ Item }) => {
-        mine = { id: Number(Item.id), uuid: String(Item.uuid) };
+        if (Item.pk === COUNTER_KEY.pk) mine = { id: Number(Item.id), uuid: String(Item.uuid) };
+        else retracted.push(`outcome ${String(Item.refused)}`);
         return Promise.resolve();
       },
       query: () => {
@@ -299,7 +303,10 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
       },
       getItem: refuse,
       updateItem: refuse,
-      deleteItem: refuse,
+      deleteItem: () => {
+        retracted.push('intent deleted');
+        return Promise.resolve();
+      },
       transactWriteItems: refuse,
     };
     const state: PostState = { counter: undefined, queue: true, othersUntil: 0, commitMs: 20 };
@@ -308,9 +315,9 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
       state,
       { request: { title: 'far back' }, claim: undefined },
       new AbortController().signal,
-      START + 9_000,
+      START + deadline,
     );
-    return { clock, answer, looks: () => looks };
+    return { clock, answer, looks: () => looks, retracted };
   }
 
   it('looks about once for each commit that must land before it, and learns of its own within a look of it', async () => {
@@ -326,5 +333,20 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
     expect(looks()).toBeLessThanOrEqual(16);
     // Near the head it looks every commitMs, as before: the answer comes a pause after its commit.
     expect(answeredAt).toBeLessThanOrEqual(START + written + 20);
+  });
+
+  it('takes itself back as soon as the commits ahead of it cannot land before its deadline, not at the deadline', async () => {
+    // 250 intents ahead at 24 a 50 ms take about 520 ms; it has 300 (its deadline 600 ms on, less RETRACT_BEFORE_MS).
+    const { clock, answer, retracted } = farBack(600);
+    let answeredAt: number | undefined;
+    void answer.then(
+      () => undefined,
+      () => (answeredAt = clock.now),
+    );
+    await clock.tickAsync(1_000);
+    await expect(answer).rejects.toBeInstanceOf(StoreUnavailable);
+    expect(retracted).toEqual(['outcome withdrawn', 'intent deleted']);
+    // Once it has seen the queue move twice (a commit's time apart), not at 300 ms.
+    expect(answeredAt).toBeLessThanOrEqual(START + 3 * COMMIT_MS);
   });
 });
