@@ -8,10 +8,11 @@
  * - the SNS topic they notify, and an email subscription to it when an address is given
  *   (operations/alarm-topic.cjs);
  * - one CloudWatch dashboard for the stage (operations/dashboard.cjs);
- * each naming the resources of the same stack by Ref, so a stage's alarms watch that stage only.
+ * each naming the resources of the same stack by Ref, so a stage's alarms watch that stage only;
+ * and with `concurrencyCaps` off it takes every function's reserved concurrency out.
  *
- * It reads `custom.operations` in serverless.yml: `alarms` (`on`, or `off` for none of the above)
- * and `alarmEmail` (an address, or empty for no subscription).
+ * It reads `custom.operations` in serverless.yml: `alarms` (`on`, or `off` for none of the above),
+ * `alarmEmail` (an address, or empty for no subscription) and `concurrencyCaps` (`on` or `off`).
  */
 
 const { problemWith } = require('./stage-params.cjs');
@@ -35,9 +36,10 @@ class OperationsPlugin {
   }
 
   addOperations() {
-    const { alarms: wanted, alarmEmail } = this.settings();
-    if (wanted === 'off') return;
+    const { alarms: wanted, alarmEmail, concurrencyCaps } = this.settings();
     const template = this.serverless.service.provider.compiledCloudFormationTemplate;
+    if (concurrencyCaps === 'off') withoutCaps(template);
+    if (wanted === 'off') return;
     const stack = stackOf(this.serverless, template);
     const stackAlarms = alarms(stack);
     const added = {
@@ -72,11 +74,26 @@ class OperationsPlugin {
    * the framework resolved anything, and a value serverless.yml builds from variables is checked here.
    */
   settings() {
-    const { alarms: wanted = 'on', alarmEmail = '' } = this.serverless.service.custom.operations ?? {};
+    const operations = this.serverless.service.custom.operations ?? {};
+    const { alarms: wanted = 'on', alarmEmail = '', concurrencyCaps = 'on' } = operations;
     const problem =
-      problemWith('alarms', wanted) ?? (alarmEmail === '' ? undefined : problemWith('alarmEmail', alarmEmail));
+      problemWith('alarms', wanted) ??
+      problemWith('concurrencyCaps', concurrencyCaps) ??
+      (alarmEmail === '' ? undefined : problemWith('alarmEmail', alarmEmail));
     if (problem !== undefined) throw new this.serverless.classes.Error(problem, 'TODO_INVALID_PARAM');
-    return { alarms: String(wanted), alarmEmail: String(alarmEmail) };
+    return { alarms: String(wanted), alarmEmail: String(alarmEmail), concurrencyCaps: String(concurrencyCaps) };
+  }
+}
+
+/**
+ * Takes every function's reserved concurrency out of `template`: Lambda keeps 100 of an account's
+ * concurrency unreserved, so an account whose quota is under what the caps set aside plus 100
+ * cannot deploy them.
+ * @param {{ Resources: Record<string, { Type: string, Properties?: Record<string, unknown> }> }} template
+ */
+function withoutCaps(template) {
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type === 'AWS::Lambda::Function') delete resource.Properties?.ReservedConcurrentExecutions;
   }
 }
 

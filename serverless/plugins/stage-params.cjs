@@ -80,6 +80,8 @@ const PARAMS = {
   throttleRate: number(1, 10_000, false),
   throttleBurst: number(1, 5_000, true),
   reservedConcurrency: CONCURRENCY,
+  // off: no function's concurrency is capped (an account whose quota cannot set the caps aside).
+  concurrencyCaps: SWITCH,
   // Each function's own cap; reservedConcurrency, when set, overrides all five.
   listTodosConcurrency: CONCURRENCY,
   getTodoConcurrency: CONCURRENCY,

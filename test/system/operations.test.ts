@@ -24,6 +24,7 @@ const STACKS = {
   memory: ['store=memory'],
   alarmsOff: ['alarms=off'],
   withEmail: ['alarmEmail=a@example.com'],
+  capsOff: ['concurrencyCaps=off'],
 } as const;
 type Stack = keyof typeof STACKS;
 
@@ -34,7 +35,7 @@ beforeAll(async () => {
   for (const stack of Object.keys(STACKS) as Stack[]) {
     templates[stack] = (await servicePackage([...STACKS[stack]])).template;
   }
-}, 4 * PACKAGE_WITHIN_MS);
+}, 5 * PACKAGE_WITHIN_MS);
 
 function template(stack: Stack): Template {
   const found = templates[stack];
@@ -212,6 +213,16 @@ describe('stage parameters', () => {
     const types = Object.values(template('alarmsOff').Resources).map((resource) => resource.Type);
     expect(types.filter((type) => type.startsWith('AWS::SNS::') || type.startsWith('AWS::CloudWatch::'))).toEqual([]);
     expect(Object.keys(template('alarmsOff').Outputs ?? {})).not.toContain('DashboardUrl');
+  });
+
+  it('concurrencyCaps=off: no function’s concurrency reserved, where a default package reserves each one’s', () => {
+    const caps = (stack: Stack) =>
+      ofType(template(stack), 'AWS::Lambda::Function').map(([, fn]) => fn.Properties?.ReservedConcurrentExecutions);
+    expect(caps('dynamodb')).toHaveLength(5);
+    expect(caps('dynamodb').every((cap) => Number(cap) > 0)).toBe(true);
+    expect(caps('capsOff')).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    // The rest of the stack is the default's: its alarms too.
+    expect(alarms(template('capsOff'))).toHaveLength(alarms(template('dynamodb')).length);
   });
 
   it('alarmEmail=a@example.com: subscribes the address to the topic', () => {

@@ -22,6 +22,7 @@ const CASES: [string, string[], string, string][] = [
   ['tracing', ['on', 'off'], 'yes', '--param=tracing must be on or off, not "yes"'],
   ['listVersion', ['read', 'written'], 'trusted', '--param=listVersion must be read or written, not "trusted"'],
   ['alarms', ['on', 'off'], 'true', '--param=alarms must be on or off, not "true"'],
+  ['concurrencyCaps', ['on', 'off'], '0', '--param=concurrencyCaps must be on or off, not "0"'],
   ['alarmEmail', ['ops@example.com'], 'ops', '--param=alarmEmail must be an email address, not "ops"'],
   ['throttleRate', ['1', '50', '10000'], 'abc', '--param=throttleRate must be a number from 1 to 10000, not "abc"'],
   ['throttleRate', ['2.5'], '10001', '--param=throttleRate must be a number from 1 to 10000, not "10001"'],

@@ -18,7 +18,7 @@ const FRAMEWORK_DEFAULT_TIMEOUT_S = 6;
  * @typedef {{
  *   service: {
  *     service: string,
- *     custom: { operations?: { alarms?: unknown, alarmEmail?: unknown } },
+ *     custom: { operations?: { alarms?: unknown, alarmEmail?: unknown, concurrencyCaps?: unknown } },
  *     provider: { timeout?: number, environment?: Record<string, unknown>, compiledCloudFormationTemplate: Template },
  *     getAllFunctions(): string[],
  *     getFunction(name: string): { timeout?: number },
