@@ -16,8 +16,8 @@ import {
   decidedAfter,
   intentId,
   intentsAhead,
-  outOfReach,
   isStale,
+  outOfReach,
   outcomeOf,
   paceAfter,
   pauseBeforeLook,
@@ -47,7 +47,7 @@ import { Transaction, commit } from './transaction';
  * - The head reads the queue and commits it, in order, in one transaction: the counter, each record, each intent
  *   deleted, each intent's outcome for its POST to find; the ids it gave stay in the counter (`recent`) for the looks.
  * - A head still for HEAD_LEASE_MS is committed for by the one waiting POST whose conditional mark on it lands first.
- * - A POST near its deadline takes itself back: its outcome written "withdrawn" if it has none, its intent removed.
+ * - A POST near its deadline, or out of the commits' reach before it, takes itself back: "withdrawn", its intent gone.
  *   Either that write wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
  */
 
@@ -60,8 +60,8 @@ const OUTCOME_LIFETIME_S = 3_600;
 /** How a commit's time is learnt: each commit weighs this much against what was known. */
 const COMMIT_MS_WEIGHT = 0.2;
 /**
- * The largest payload (bytes of its JSON) an intent carries itself: a look (the counter, ~2.5 KB with `recent`, and the
- * first intent) then fits one 4 KB read unit. A bigger one is an item of its own, a put and a read more (docs/performance.md).
+ * The largest payload (bytes of its JSON) an intent carries itself: a look (the counter, ~2.5 KB with `recent`, and
+ * the first intent) then fits one 4 KB read unit. A bigger one is an item of its own (docs/performance.md).
  */
 export const INLINE_PAYLOAD_BYTES = 1_000;
 
