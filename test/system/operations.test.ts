@@ -217,7 +217,7 @@ describe('stage parameters', () => {
 
   it('concurrencyCaps=off: no function’s concurrency reserved, where a default package reserves each one’s', () => {
     const caps = (stack: Stack) =>
-      ofType(template(stack), 'AWS::Lambda::Function').map(([, fn]) => fn.Properties?.ReservedConcurrentExecutions);
+      ofType(template(stack), 'AWS::Lambda::Function').map(([, fn]) => fn.Properties.ReservedConcurrentExecutions);
     expect(caps('dynamodb')).toHaveLength(5);
     expect(caps('dynamodb').every((cap) => Number(cap) > 0)).toBe(true);
     expect(caps('capsOff')).toEqual([undefined, undefined, undefined, undefined, undefined]);
