@@ -35,17 +35,20 @@ export class TodoNotFound extends Refusal {
   override readonly message = 'Todo not found';
 }
 
-/** The write would take the list past MAX_LIST_BYTES (lib/list-size.ts): 409. */
 /** The header of an answer an Idempotency-Key kept, given again to a retry. */
 const REPLAYED = { 'idempotent-replayed': 'true' };
 
+/** The write would take the list past MAX_LIST_BYTES (lib/list-size.ts): 409. */
 export class ListFull extends Refusal {
   override readonly status = 409;
   override readonly message = `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`;
   declare readonly headers?: Record<string, string>;
+  /** The 409 an Idempotency-Key kept: its claim is written already (the DynamoDB store writes a new one's). */
+  readonly replayed: boolean;
 
   constructor({ replayed = false }: { replayed?: boolean } = {}) {
     super();
+    this.replayed = replayed;
     if (replayed) this.headers = REPLAYED;
   }
 }

@@ -161,7 +161,7 @@ export const create: TodoStore['create'] = (request, { claim }: WriteOptions = {
       grow(listBytes(todo));
       todos.set(state.nextId++, todo);
       return todo;
-    }),
+    }, [ListFull]),
   );
 
 export const update: TodoStore['update'] = (id, patch, { claim, precondition }: WriteOptions = {}) => {

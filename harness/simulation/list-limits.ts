@@ -1,7 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { SEED_TODOS, applyPatch, listBytes, type TodoPatch } from '../../lib/todos';
-import { KEY, idsIntact, seededContainer, unavailable, withRetries } from './clients';
+import { SEED_TODOS, applyPatch, createTodo, listBytes, type TodoPatch } from '../../lib/todos';
+import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
 import type { Item } from './dynamodb';
 import { TABLE, type Answered, type Scenario, type World } from './world';
 
@@ -111,6 +111,47 @@ function fullList(keyed: boolean): Scenario {
   };
 }
 
+/** The title of the POST to a full list. */
+const LATE_POST = 'one too many';
+
+/**
+ * The list full, a few bytes short of a new record; a POST (a copy of it may be held), from a
+ * container that writes alone (one transaction) or a new one (its first POST queues, and the
+ * queue's commit refuses it), then, once it is answered, a DELETE of record 2 from another
+ * container, which makes room. As for the PUT: a 409 only if no copy of the POST can land after it.
+ */
+function fullListPost(keyed: boolean, queued: boolean): Scenario {
+  return async (world) => {
+    const poster = queued ? await seededContainer(world) : await warmContainer(world);
+    const deleter = await seededContainer(world);
+    // A new container stays new: another writes the filler.
+    const writer = queued ? await warmContainer(world) : poster;
+    const filler = await writer.create({ title: FILLER }, world.options());
+    fillTo(world, filler.value.id, listBytes(createTodo({ title: LATE_POST }, filler.value.id + 1)) - 1);
+    world.startFaults();
+    const post = await withRetries(world, keyed, () =>
+      poster.create({ title: LATE_POST }, world.options(keyed ? KEY : undefined)),
+    );
+    const removed = await world.answer(deleter.remove(2, world.options()));
+    return () => {
+      const stored = world.records().filter(({ title }) => title === LATE_POST).length;
+      const refused = 'failed' in post && post.failed === 'ListFull';
+      return [
+        ...(refused
+          ? stored === 0
+            ? []
+            : [`POST answered 409 (the list is full), and stored ${stored}: a copy applied after the answer`]
+          : postChecks(world, LATE_POST, post)),
+        ...deleteChecks(world, removed),
+        ...idsIntact(world),
+        ...(world.faultFree && !refused
+          ? [`the POST to a full list answered ${JSON.stringify(post)} with no fault`]
+          : []),
+      ];
+    };
+  };
+}
+
 /**
  * A table as the code before sizes left it: the counter with `next` alone (no `bytes`, no list
  * version), records 1 and 2 with no `size` and no version. The store counts such a record as that
@@ -151,6 +192,9 @@ function unsizedList(keyed: boolean): Scenario {
 export const LIST_LIMITS: Readonly<Record<string, Scenario>> = {
   'PUT to a full list, a DELETE makes room': fullList(false),
   'PUT to a full list, a DELETE makes room, keyed': fullList(true),
+  'POST to a full list, a DELETE makes room': fullListPost(false, false),
+  'POST to a full list, a DELETE makes room, keyed': fullListPost(true, false),
+  'POST queued to a full list, a DELETE makes room, keyed': fullListPost(true, true),
   'PUT and DELETE on a table seeded before sizes': unsizedList(false),
   'PUT and DELETE on a table seeded before sizes, keyed': unsizedList(true),
 };

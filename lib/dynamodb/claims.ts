@@ -49,20 +49,20 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
   };
 }
 
+/** What a claimed key answers: its record (undefined: deleted by its first request), or a refusal, never thrown here. */
+export type Replay = Written<Todo | undefined> | KeyReused | PreconditionFailed | ListFull;
+
 /**
  * A claimed key's answer for a request with it: its record; PreconditionFailed (412); ListFull (409); KeyReused when
- * the key came with another request; undefined once the claim expired (at `now`).
+ * the key came with another request; undefined once the claim expired (at `now`). A refusal is returned: a commit of
+ * many POSTs settles one POST's with it (lib/dynamodb/decisions.ts).
  */
-export function replayOf(
-  item: Item,
-  claim: IdempotencyClaim | undefined,
-  now: number,
-): Written<Todo | undefined> | undefined {
+export function replayOf(item: Item, claim: IdempotencyClaim | undefined, now: number): Replay | undefined {
   const kept = item as unknown as ClaimItem;
   if (claim === undefined || kept[EXPIRES] * 1000 <= now) return undefined;
-  if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();
-  if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });
-  if (kept.listFull) throw new ListFull({ replayed: true });
+  if (kept.fingerprint !== claim.fingerprint) return new KeyReused();
+  if (kept.preconditionFailed) return new PreconditionFailed({ replayed: true });
+  if (kept.listFull) return new ListFull({ replayed: true });
   return { value: kept.todo && toTodo(kept.todo), replayed: true };
 }
 

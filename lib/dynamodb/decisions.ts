@@ -1,7 +1,7 @@
 import { KeyReused, ListFull } from '../errors';
 import { MAX_LIST_BYTES } from '../list-size';
-import type { IdempotencyClaim, Todo, Written } from '../todos';
-import { replayOf } from './claims';
+import type { IdempotencyClaim } from '../todos';
+import { replayOf, type Replay } from './claims';
 import type { CancellationReason, Item, TransactItem } from './client';
 import type { Verdict } from './outcome';
 import { EXPIRES, type Counter } from './table';
@@ -135,8 +135,8 @@ export interface Share {
   readonly bytes: (id: number) => number;
 }
 
-/** A write the cancellation answers: its key's replay, KeyReused (422), ListFull (409), or done (answered elsewhere). */
-export type Settled = Written<Todo | undefined> | KeyReused | ListFull | 'done';
+/** A write the cancellation answers: its key's replay (a refusal too), KeyReused (422), ListFull (409), or done (answered elsewhere). */
+export type Settled = Replay | 'done';
 
 export type Next =
   /** The counter moved on: from where it is now (POSTs), or read again (the queue, the seed). */

@@ -1,9 +1,10 @@
-import type { KeyReused, ListFull } from '../errors';
+import { ListFull, type Refusal } from '../errors';
 import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
-import { claimPut, inFlightAtDeadline } from './claims';
+import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
+import { getItem } from './reads';
 import { HEAD_LEASE_MS, queuePost, queues, type PostState } from './queue';
 import { added, counterMove, prepareCounter, readCounter } from './counter';
-import { todoItem, type Counter, type TableAccess } from './table';
+import { conditionFailed, todoItem, type Counter, type TableAccess } from './table';
 import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
 
@@ -25,8 +26,8 @@ export interface Post {
   readonly claim: IdempotencyClaim | undefined;
 }
 
-/** What became of a POST: its record, the answer its key replays, or a refusal. */
-export type Outcome = Written<Todo> | ListFull | KeyReused;
+/** What became of a POST: its record, the answer its key replays, or a refusal (ListFull, KeyReused). */
+export type Outcome = Written<Todo> | Refusal;
 
 /** The POSTs of one transaction are told apart by their place in the batch. */
 type Role = 'counter' | `record ${number}` | `claim ${number}`;
@@ -141,7 +142,11 @@ function writeTogether(
       }
       const { meanings, codes } = committed.cancelled;
       const { settled, next } = decide(meanings, postShares(posts, writes), table.runtime.now());
-      for (const [who, outcome] of settled) outcomes[Number(who)] = postOutcome(outcome);
+      for (const [who, outcome] of settled) {
+        const { claim } = posts[Number(who)] ?? {};
+        const refused = outcome instanceof ListFull && !outcome.replayed && claim !== undefined;
+        outcomes[Number(who)] = refused ? await keepRefusal(table, claim, signal) : postOutcome(outcome);
+      }
       if (next.kind === 'size the list') {
         await prepareCounter(table, signal);
         state.counter = undefined;
@@ -156,6 +161,26 @@ function writeTogether(
       if (!race) return outcomes;
     }
   });
+}
+
+/**
+ * A keyed POST refused for a full list keeps its 409 under its key, as a PUT does (rewrite.ts): a copy of an earlier
+ * attempt still on its way then finds the key claimed, and cannot apply once a DELETE made room. Where an attempt
+ * claimed the key first, its answer.
+ */
+async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: AbortSignal): Promise<Outcome> {
+  for (;;) {
+    try {
+      await table.dynamodb.putItem(claimPut(table.name, claim, { listFull: true }, table.runtime.now()).Put, signal);
+      return new ListFull();
+    } catch (error) {
+      if (!conditionFailed(error)) throw error;
+    }
+    const kept = await getItem(table, claimKey(claim.key), signal);
+    // A claim gone or expired since leaves the key free: claimed again.
+    const answer = kept && postOutcome(replayOf(kept, claim, table.runtime.now()) ?? 'done');
+    if (answer) return answer;
+  }
 }
 
 /**

@@ -69,6 +69,7 @@ export interface QueueCounter extends Counter {
 /** What a commit leaves a queued POST to find: its record, a replay, or why it was not written. */
 export interface StoredOutcome {
   readonly todo?: Todo;
+  /** The answer an earlier request with its key got: that record, or that 409. */
   readonly replayed?: boolean;
   /** Not written: no room in the list; its key came with another request; its POST gave up. */
   readonly refused?: 'full' | 'reused' | 'withdrawn';
@@ -131,7 +132,7 @@ export interface CommitPlan {
   readonly drops: readonly Intent[];
   /** Outcomes of intents not written (refused, or a key's replay), by uuid, and those intents. */
   readonly settled: ReadonlyMap<string, StoredOutcome>;
-  readonly settledIntents: readonly Intent[];
+  readonly settledIntents: readonly TakenIntent[];
 }
 
 /** An intent older than a request lives: its POST has given up, and it is dropped unwritten. */
@@ -229,8 +230,10 @@ export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Sett
   for (const [uuid, outcome] of settled) {
     if (outcome === 'done') done.add(uuid);
     else if (outcome instanceof KeyReused) outcomes.set(uuid, { refused: 'reused' });
-    else if (outcome instanceof ListFull) outcomes.set(uuid, { refused: 'full' });
-    else if (outcome.value !== undefined) outcomes.set(uuid, { todo: outcome.value, replayed: true });
+    else if (outcome instanceof ListFull)
+      outcomes.set(uuid, { refused: 'full', ...(outcome.replayed && { replayed: true }) });
+    else if ('value' in outcome && outcome.value !== undefined)
+      outcomes.set(uuid, { todo: outcome.value, replayed: true });
   }
   for (const uuid of done) outcomes.delete(uuid);
   return { settled: outcomes, done };
@@ -239,7 +242,7 @@ export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Sett
 export function outcomeOf(
   stored: StoredOutcome,
 ): { value: Todo; replayed: boolean } | ListFull | KeyReused | 'withdrawn' {
-  if (stored.refused === 'full') return new ListFull();
+  if (stored.refused === 'full') return new ListFull({ replayed: stored.replayed === true });
   if (stored.refused === 'reused') return new KeyReused();
   if (stored.refused === 'withdrawn' || stored.todo === undefined) return 'withdrawn';
   return { value: recordOf(stored.todo), replayed: stored.replayed === true };

@@ -348,7 +348,13 @@ export function commitTransaction(
     transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }, now));
   }
   for (const intent of plan.settledIntents) {
-    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, plan.settled.get(intent.uuid) ?? {}, now));
+    const outcome = plan.settled.get(intent.uuid) ?? {};
+    transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, outcome, now));
+    // Its key keeps a new 409, as a POST alone's does (posts.ts, keepRefusal).
+    const { claim } = intent.payload;
+    if (claim && outcome.refused === 'full' && !outcome.replayed) {
+      transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { listFull: true }, now));
+    }
   }
   for (const intent of [...plan.writes.map(({ intent: written }) => written), ...plan.settledIntents, ...plan.drops]) {
     transaction.add(`intent ${intent.id}`, {

@@ -153,7 +153,9 @@ export function rewrite(
     for (;;) {
       if (current === undefined) {
         const kept = claim && (await getItem(table, claimKey(claim.key), signal));
-        return kept && replayOf(kept, claim, table.runtime.now());
+        const replay = kept && replayOf(kept, claim, table.runtime.now());
+        if (replay instanceof Error) throw replay;
+        return replay;
       }
       const meets = precondition === undefined || precondition(toTodo(current));
       // Without a key a failed precondition writes nothing at all: the read is its answer.
@@ -176,7 +178,7 @@ export function rewrite(
       const shares = [{ who: '', claim, bytes: () => planned.growth }];
       const { settled, next } = decide(meanings, shares, table.runtime.now());
       const answer = settled.get('');
-      if (answer instanceof ListFull && claim !== undefined && !planned.refused) {
+      if (answer instanceof ListFull && !answer.replayed && claim !== undefined && !planned.refused) {
         full = true;
         continue;
       }

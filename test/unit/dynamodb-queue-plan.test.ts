@@ -289,6 +289,42 @@ describe('decide, for the queue: what a cancelled commit means', () => {
     });
   });
 
+  it('claims the key of a keyed intent it refused for no room, for the 409; a key that kept a 409 before settles it, and is not claimed again', () => {
+    const title = 'x'.repeat(1_000);
+    const full = { next: 7, bytes: MAX_LIST_BYTES - 10 };
+    const refusedClaim = claim('k1');
+    const keptClaim409 = claim('k2');
+    const queue = [
+      intent('a', 2, 0, { request: { title }, claim: refusedClaim }),
+      intent('b', 1, 0, { request: { title }, claim: keptClaim409 }),
+    ];
+    const first = planCommit(full, queue, 'a', NOW);
+    const refused = verdictOf(first, {
+      counter: failed(full),
+      'claim b': failed(claimPut('todos', keptClaim409, { listFull: true }, Date.now()).Put.Item),
+    });
+    expect(refused).toEqual({
+      kind: 'again',
+      decided: { settled: new Map([['b', { refused: 'full', replayed: true }]]), done: new Set() },
+    });
+    if (refused.decided === undefined) throw new Error('decided');
+    const second = planCommit(full, queue, 'a', NOW, refused.decided);
+    const again = verdictOf(second, { counter: failed(full) });
+    expect(again).toMatchObject({ kind: 'again', decided: { settled: new Map([['a', { refused: 'full' }]]) } });
+    if (again.decided === undefined) throw new Error('decided');
+    const decided = {
+      settled: new Map([...refused.decided.settled, ...again.decided.settled]),
+      done: new Set<string>(),
+    };
+    const claims = commitTransaction('todos', planCommit(full, queue, 'a', NOW, decided), {
+      token: 't',
+      now: NOW,
+    }).actions.flatMap((action) =>
+      'Put' in action && String(action.Put.Item.pk).startsWith('KEY#') ? [action.Put.Item] : [],
+    );
+    expect(claims).toEqual([expect.objectContaining({ pk: 'KEY#k1', listFull: true })]);
+  });
+
   it('says unexplained when no reason it knows is there', () => {
     const plan = planCommit(counter, [intent('a')], 'a', NOW);
     expect(verdictOf(plan, { 'record a': { code: 'ValidationError' } })).toEqual({

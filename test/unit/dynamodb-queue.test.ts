@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { itemSize, type AttributeMap } from '../../harness/aws-dynamodb/requests';
 import { bodyOf, context, event, invoke } from '../../harness/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
@@ -9,7 +9,9 @@ import type { DynamoDb } from '../../lib/dynamodb/client';
 import { StoreUnavailable } from '../../lib/errors';
 import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, queues, type PostState } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
+import { claimKey } from '../../lib/dynamodb/claims';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
 import { SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { localClient } from '../../scripts/dynamodb-local-process';
@@ -248,6 +250,38 @@ describe('when a container queues its POST', () => {
       const next = network.seen.length;
       expect(bodyOf(await post('second'))).toEqual(recordOf('second', 4));
       expect(network.seen.slice(next).map(({ operation: sent }) => sent)).toEqual(['TransactWriteItems']);
+    },
+    WITHIN_MS,
+  );
+
+  it(
+    'a new container’s keyed POST to a full list: the commit refuses it (409) and claims its key, so its retry is the 409 again once a DELETE made room',
+    async () => {
+      const table = await freshTable();
+      const { network, store } = await container(table);
+      // The list a few bytes short of full: the counter's size is what every write is held to.
+      const documents = localDocumentClient(testDynamoDbEndpoint());
+      await documents.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: COUNTER_KEY,
+          UpdateExpression: 'SET #bytes = :bytes',
+          ExpressionAttributeNames: { '#bytes': 'bytes' },
+          ExpressionAttributeValues: { ':bytes': MAX_LIST_BYTES - 10 },
+        }),
+      );
+      const { createTodo, deleteTodo } = handlersOn(store);
+      const key = '"one too many"';
+      const keyed = event({ method: 'POST', body: { title: 'one too many' }, headers: { 'idempotency-key': key } });
+      const from = network.seen.length;
+      expect((await invoke(createTodo, keyed, context())).statusCode).toBe(409);
+      expect(network.seen[from]?.operation).toBe('PutItem');
+      const claim = await documents.send(new GetCommand({ TableName: table, Key: claimKey(key) }));
+      expect(claim.Item).toMatchObject({ listFull: true });
+      expect((await invoke(deleteTodo, event({ method: 'DELETE', id: '2' }), context())).statusCode).toBe(200);
+      const retry = await invoke(createTodo, keyed, context());
+      expect([retry.statusCode, retry.headers?.['idempotent-replayed']]).toEqual([409, 'true']);
+      expect(await store.list()).toEqual([expect.objectContaining({ id: 1 })]);
     },
     WITHIN_MS,
   );

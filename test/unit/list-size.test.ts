@@ -89,26 +89,33 @@ describe.each(STORES)('a list at its size limit ($name store)', (fixture) => {
     expect(bodyOf(next)).toMatchObject({ id: (ids.at(-1) ?? 0) + 1 });
   }, 120_000);
 
-  it('keeps a keyed PUT’s 409 under its key: its retry gets the 409 again after a DELETE made room, and nothing changes', async () => {
-    const ids = await fillUp();
-    const before = await store.get(1);
-    const keyed = event({
-      method: 'PUT',
-      id: '1',
-      body: { title: BIG_TITLE },
-      headers: { 'idempotency-key': '"grow record 1"' },
-    });
-    expect((await invoke(handlers.updateTodo, keyed)).statusCode).toBe(409);
-    for (const gone of ids.slice(0, 2)) {
-      expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(gone) }))).statusCode).toBe(200);
-    }
-    // With room now, the retry is still the first request's 409: an attempt of it still on its way
-    // on DynamoDB finds the key claimed, and cannot apply after the client was told 409.
-    const retry = await invoke(handlers.updateTodo, keyed);
-    expect(retry.statusCode).toBe(409);
-    expect(retry.headers).toMatchObject({ 'idempotent-replayed': 'true' });
-    expect(await store.get(1)).toEqual(before);
-  }, 120_000);
+  it.each([
+    { method: 'POST', handler: 'createTodo', id: undefined },
+    { method: 'PUT', handler: 'updateTodo', id: '1' },
+  ] as const)(
+    'keeps a keyed $method’s 409 under its key: its retry gets the 409 again after a DELETE made room, and nothing changes',
+    async ({ method, handler, id }) => {
+      const ids = await fillUp();
+      const keyed = event({
+        method,
+        ...(id !== undefined && { id }),
+        body: { title: BIG_TITLE },
+        headers: { 'idempotency-key': '"one too many"' },
+      });
+      expect((await invoke(handlers[handler], keyed)).statusCode).toBe(409);
+      for (const gone of ids.slice(0, 2)) {
+        expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(gone) }))).statusCode).toBe(200);
+      }
+      const before = await store.list();
+      // With room now, the retry is still the first request's 409: an attempt of it still on its way
+      // on DynamoDB finds the key claimed, and cannot apply after the client was told 409.
+      const retry = await invoke(handlers[handler], keyed);
+      expect(retry.statusCode).toBe(409);
+      expect(retry.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+      expect(await store.list()).toEqual(before);
+    },
+    120_000,
+  );
 
   it('refuses a PUT that would grow a title past the limit, and changes nothing; a DELETE makes room again', async () => {
     const ids = await fillUp();
