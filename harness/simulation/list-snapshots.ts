@@ -10,11 +10,15 @@ import type { Answered, Container, Scenario, World } from './world';
  * - it deletes the oldest record but the first, then creates one: no list shows both (the new one
  *   was made once the old one was gone);
  * - it marks the first record and then the last with the same round: no list shows the last
- *   record marked ahead of the first.
+ *   record marked ahead of the first;
+ * - and a list sent once a write was answered shows it: no list is older than a write before it
+ *   (a list from a shared list as current, say, whatever version that list was shared at).
  *
  * Two listers read pages of two records meanwhile: one container that holds its list from one
  * list to the next (it reads what changed), and a new container for each list (it reads the
- * whole list). Pages read one by one, with no check, show both states.
+ * whole list). Pages read one by one, with no check, show both states. Shared, every list
+ * shares what it read and a new container starts from the list shared last (lib/dynamodb/list.ts,
+ * `sharedList`), at whatever version that was.
  */
 
 /** Records 3 to 8 before the faults: with 1 and 2, four pages of two records. */
@@ -40,6 +44,18 @@ interface Written {
   readonly replaced: { readonly gone: number; readonly made: number }[];
   /** The last record, whose mark never goes ahead of the first's. */
   lastId: number;
+  /** Each write answered, when (simulated ms), and whether a list shows it. */
+  readonly answered: { readonly at: number; readonly what: string; readonly shown: (listed: Todo[]) => boolean }[];
+}
+
+/** What the writer's write `what` leaves, for the lists sent after it was answered. */
+function answered(world: World, written: Written, what: string, shown: (listed: Todo[]) => boolean): void {
+  written.answered.push({ at: world.now(), what, shown });
+}
+
+/** A record's title in a list. */
+function titleIn(listed: readonly Todo[], id: number): string | undefined {
+  return listed.find((todo) => todo.id === id)?.title;
 }
 
 async function writer(world: World, container: Container, written: Written): Promise<void> {
@@ -48,28 +64,44 @@ async function writer(world: World, container: Container, written: Written): Pro
     const gone = FIRST_ID + round;
     const removed = await withRetries(world, true, () => container.remove(gone, world.options(keyOf('delete', round))));
     if (!('ok' in removed) || removed.ok === undefined) return;
+    answered(world, written, `record ${gone} deleted`, (listed) => titleIn(listed, gone) === undefined);
     const made = await withRetries(world, true, () =>
       container.create({ title: `made in round ${round}` }, world.options(keyOf('create', round))),
     );
     if (!('ok' in made)) return;
-    written.replaced.push({ gone, made: made.ok.value.id });
+    const madeId = made.ok.value.id;
+    written.replaced.push({ gone, made: madeId });
+    answered(world, written, `record ${madeId} made`, (listed) => titleIn(listed, madeId) !== undefined);
     // The first record's mark is answered before the last's is sent.
     const first = await withRetries(world, true, () =>
       container.update(FIRST_ID, { title: `the first, mark ${round}` }, world.options(keyOf('mark the first', round))),
     );
     if (!('ok' in first)) return;
-    await withRetries(world, true, () =>
+    answered(
+      world,
+      written,
+      `the first marked ${round}`,
+      (listed) => (markOf(listed.find(({ id }) => id === FIRST_ID)) ?? 0) >= round,
+    );
+    const last = await withRetries(world, true, () =>
       container.update(
         written.lastId,
         { title: `the last, mark ${round}` },
         world.options(keyOf('mark the last', round)),
       ),
     );
+    if (!('ok' in last)) return;
+    answered(
+      world,
+      written,
+      `the last marked ${round}`,
+      (listed) => (markOf(listed.find(({ id }) => id === written.lastId)) ?? 0) >= round,
+    );
   }
 }
 
-/** What a list answered that no snapshot shows. */
-function violations(listed: readonly Todo[], written: Written): string[] {
+/** What a list sent at `sent` (simulated ms) answered that no snapshot shows, or that is older than a write before it. */
+function violations(listed: Todo[], sent: number, written: Written): string[] {
   const ids = new Set(listed.map((todo) => todo.id));
   const found: string[] = [];
   for (const { gone, made } of written.replaced) {
@@ -79,31 +111,42 @@ function violations(listed: readonly Todo[], written: Written): string[] {
   const first = markOf(listed.find((todo) => todo.id === FIRST_ID)) ?? 0;
   const last = markOf(listed.find((todo) => todo.id === written.lastId)) ?? 0;
   if (last > first) found.push(`a list showed the last record at mark ${last}, the first at ${first}, marked first`);
+  for (const { at, what, shown } of written.answered) {
+    if (at <= sent && !shown(listed))
+      found.push(`a list sent at ${sent} ms did not show ${what}, answered at ${at} ms`);
+  }
   return found;
 }
 
-const listsWhileWritten: Scenario = async (world) => {
-  const setUp = world.container();
-  for (let i = 0; i < RECORDS; i++) await setUp.create({ title: `record ${i + 3}` });
-  const written: Written = { replaced: [], lastId: RECORDS + 2 };
-  world.startFaults();
-  const holding = world.container({ pageSize: PAGE_SIZE });
-  const lists: Answered<Todo[]>[] = [];
-  async function listing(next: () => Container, times: number): Promise<void> {
-    for (let i = 0; i < times; i++) lists.push(await world.answer(next().list()));
-  }
-  await Promise.all([
-    writer(world, world.container(), written),
-    listing(() => holding, 4),
-    listing(() => world.container({ pageSize: PAGE_SIZE }), 3),
-  ]);
-  return () =>
-    lists.flatMap((listed) => {
-      if ('ok' in listed) return violations(listed.ok, written);
-      return unavailable(world, listed) ? [] : [`a list answered ${listed.failed}`];
-    });
-};
+function listsWhileWritten(shared: boolean): Scenario {
+  return async (world) => {
+    const setUp = world.container();
+    for (let i = 0; i < RECORDS; i++) await setUp.create({ title: `record ${i + 3}` });
+    const written: Written = { replaced: [], lastId: RECORDS + 2, answered: [] };
+    world.startFaults();
+    const options = { pageSize: PAGE_SIZE, ...(shared && { sharedAfterBytes: 0 }) };
+    const holding = world.container(options);
+    const lists: { sent: number; listed: Answered<Todo[]> }[] = [];
+    async function listing(next: () => Container, times: number): Promise<void> {
+      for (let i = 0; i < times; i++) {
+        const sent = world.now();
+        lists.push({ sent, listed: await world.answer(next().list()) });
+      }
+    }
+    await Promise.all([
+      writer(world, world.container(), written),
+      listing(() => holding, 4),
+      listing(() => world.container(options), 3),
+    ]);
+    return () =>
+      lists.flatMap(({ sent, listed }) => {
+        if ('ok' in listed) return violations(listed.ok, sent, written);
+        return unavailable(world, listed) ? [] : [`a list answered ${listed.failed}`];
+      });
+  };
+}
 
 export const LIST_SNAPSHOTS: Readonly<Record<string, Scenario>> = {
-  'lists of several pages while records are replaced and marked': listsWhileWritten,
+  'lists of several pages while records are replaced and marked': listsWhileWritten(false),
+  'lists of several pages while records are replaced and marked, from the list shared last': listsWhileWritten(true),
 };

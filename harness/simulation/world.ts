@@ -66,8 +66,15 @@ export interface World {
    * A new container, on the simulated network: of this version of the code, or of version N+1
    * (harness/versions.ts: the domain with one more field), on the same table and clock.
    */
-  /** A new container of `version` (the current code's by default), its store's Query pages `pageSize` items long if given. */
-  container(options?: { readonly version?: Version; readonly pageSize?: number }): Container;
+  /**
+   * A new container of `version` (the current code's by default), its store's Query pages `pageSize` items long and
+   * its lists shared past `sharedAfterBytes` (DynamoDbStoreOptions) if given.
+   */
+  container(options?: {
+    readonly version?: Version;
+    readonly pageSize?: number;
+    readonly sharedAfterBytes?: number;
+  }): Container;
   /**
    * A request's options: its deadline, and the claim of its key if it has one, as the handler
    * makes them (lib/http.ts, lib/idempotency.ts) on the clock of the container `on` that serves it
@@ -262,12 +269,16 @@ function worldOn(parts: Parts, faults: Faults): World {
   let waited = 0;
   return {
     dynamodb,
-    container: ({ version = 'current', pageSize } = {}) => {
+    container: ({ version = 'current', pageSize, sharedAfterBytes } = {}) => {
       const own = containerRuntime();
       const made = new stores[version](
         dynamoDb({ region: 'us-east-1', credentials: CREDENTIALS, transport: transportOf(own, parts), runtime: own }),
         TABLE,
-        { runtime: own, ...(pageSize !== undefined && { pageSize }) },
+        {
+          runtime: own,
+          ...(pageSize !== undefined && { pageSize }),
+          ...(sharedAfterBytes !== undefined && { sharedAfterBytes }),
+        },
       );
       clockOf.set(made, own.now);
       return made;

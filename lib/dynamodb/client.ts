@@ -46,7 +46,7 @@ export interface DeleteInput extends Write {
 export interface GetInput {
   readonly TableName: string;
   readonly Key: Item;
-  readonly ConsistentRead: true;
+  readonly ConsistentRead: boolean;
 }
 export interface QueryInput {
   readonly TableName: string;

@@ -1,9 +1,11 @@
 import { etagOf, listTag } from '../conditional';
 import { StoreUnavailable } from '../errors';
+import { log } from '../log';
+import { timeLimit } from '../abort';
 import type { Todo, TodoList } from '../todos';
 import { EDIT_SLOTS, prepareCounter, raiseSizes, readCounter } from './counter';
 import { getItem, todoItems } from './reads';
-import { toTodo, todoKey, type Counter, type TableAccess } from './table';
+import { conditionFailed, storedSize, toTodo, todoKey, type Counter, type Item, type TableAccess } from './table';
 
 /**
  * GET /todos on DynamoDB (docs/design.md, "What a list shows"): every write that changes the list moves the counter's
@@ -38,6 +40,34 @@ export interface ListOptions {
   readonly versionTrusted?: boolean | undefined;
   /** The counter as this request read it already (the container's seed did): the list's first read. */
   readonly counter?: Counter | undefined;
+  /** A list that read more bytes of records than this shares what it read (SHARED_AFTER_BYTES by default). */
+  readonly sharedAfterBytes?: number | undefined;
+}
+
+/**
+ * The list as a container last shared it: one item beside the records, its records gzipped, with the counter
+ * they were read at. A new container starts from it, and reads what changed since as a warm one does, where it read
+ * the whole list (10^4 records, ~150 read units each, 256 containers: docs/scale.md). Read eventually consistent, at
+ * half the units: any snapshot shared was the list at its version, and the counter, read strongly, tells what changed.
+ * A change of this item's layout takes another key; `tag`, the list's tag at its version, tells records shown alike.
+ */
+export const SHARED_KEY = { pk: 'SHARED', id: 0 };
+/** A list shared when reading it cost this much: 16 read units, as a new container's catch-up of ~1,000 records. */
+export const SHARED_AFTER_BYTES = 64 * 1024;
+/** DynamoDB's items stop at 400 KB: a list larger gzipped is not shared. */
+const MAX_SHARED_BYTES = 350_000;
+/** Sharing is best effort: a write the table cannot take at once (throttled) is given up, not waited for. */
+const SHARE_WITHIN_MS = 200;
+
+interface SharedItem {
+  readonly tag: string;
+  /** The counter the records were read at: what changedSince needs of it. */
+  readonly listId: string;
+  readonly version: number;
+  readonly next: number;
+  readonly edits: number;
+  /** The records' JSON, gzipped, in base64: the client speaks DynamoDB's JSON with strings only (client.ts). */
+  readonly records: string;
 }
 
 /** The whole list, tagged by its content: what a list is while the version cannot be trusted. */
@@ -59,15 +89,17 @@ export async function readList(
   const tag = listTag(counter.listId, counter.version);
   if (options.unchanged?.(tag)) return { list: { tag } };
   // A list held of a table since made again under the same name is another list's.
-  let held = holding?.counter.listId === counter.listId ? holding : undefined;
+  let held = holding?.counter.listId === counter.listId ? holding : await sharedList(table, counter, signal);
+  const read = { bytes: 0 };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (held?.counter.version === counter.version) {
+      if (read.bytes > (options.sharedAfterBytes ?? SHARED_AFTER_BYTES)) await share(table, held, signal);
       return { list: { tag: listTag(counter.listId, counter.version), todos: [...held.todos.values()] }, held };
     }
     const changes = held && changedSince(held.counter, counter);
     held =
-      (held && changes && (await withChanges(table, held, counter, changes, signal))) ??
-      (await wholeList(table, counter, signal, options.pageSize));
+      (held && changes && (await withChanges(table, held, counter, changes, signal, read))) ??
+      (await wholeList(table, counter, signal, options.pageSize, read));
     counter = await versionedCounter(table, signal);
   }
   throw new StoreUnavailable(`the list changed in each of ${MAX_ROUNDS} rounds of its read`);
@@ -106,14 +138,21 @@ export function changedSince(seen: Counter, now: Counter): Changes | undefined {
   return edited.length === edits ? { addedFrom: seen.next, edited } : undefined;
 }
 
+/** What a list read of records, in their bytes in the list. */
+function counted(items: readonly (Item | undefined)[], read = { bytes: 0 }): void {
+  for (const item of items) read.bytes += item === undefined ? 0 : storedSize(item);
+}
+
 /** The whole list, every page, read after `counter`; records stored smaller than they are shown are raised (read repair). */
 async function wholeList<C extends HeldList['counter'] | undefined>(
   table: TableAccess,
   counter: C,
   signal: AbortSignal,
   pageSize: number | undefined,
+  read?: { bytes: number },
 ): Promise<{ counter: C; todos: Map<number, Todo> }> {
   const items = await todoItems(table, signal, pageSize === undefined ? {} : { pageSize });
+  counted(items, read);
   await raiseSizes(table, items, signal);
   return { counter, todos: new Map(items.map((item) => [item.id as number, toTodo(item)])) };
 }
@@ -128,6 +167,7 @@ async function withChanges(
   counter: HeldList['counter'],
   { addedFrom, edited }: Changes,
   signal: AbortSignal,
+  read: { bytes: number },
 ): Promise<HeldList | undefined> {
   const older = edited.filter((id) => id < addedFrom);
   const [added, ...editedItems] = await Promise.all([
@@ -135,6 +175,7 @@ async function withChanges(
     addedFrom < counter.next ? todoItems(table, signal, { from: addedFrom }) : [],
     ...older.map((id) => getItem(table, todoKey(id), signal)),
   ]);
+  counted([...added, ...editedItems], read);
   const todos = new Map([...held.todos].filter(([id]) => id < addedFrom));
   for (const [i, id] of older.entries()) {
     const item = editedItems[i];
@@ -145,4 +186,55 @@ async function withChanges(
   }
   for (const item of added) todos.set(item.id as number, toTodo(item));
   return { counter, todos };
+}
+
+/**
+ * The list a container shared, as held at its version, if it is this list's and shown as this code shows records. One
+ * shared after `counter` was read (ahead of it) is read on from as any held list: what changed since it is read again.
+ */
+async function sharedList(
+  table: TableAccess,
+  counter: HeldList['counter'],
+  signal: AbortSignal,
+): Promise<HeldList | undefined> {
+  const shared = (await table.dynamodb.getItem(
+    { TableName: table.name, Key: SHARED_KEY, ConsistentRead: false },
+    signal,
+  )) as SharedItem | undefined;
+  if (shared?.listId !== counter.listId) return undefined;
+  const { listId, version, next, edits, tag, records } = shared;
+  if (tag !== listTag(listId, version)) return undefined;
+  const todos = JSON.parse(
+    process.getBuiltinModule('node:zlib').gunzipSync(Buffer.from(records, 'base64')).toString(),
+  ) as Todo[];
+  return { counter: { listId, version, next, edits }, todos: new Map(todos.map((todo) => [todo.id, todo])) };
+}
+
+/** Shares `held` (sharedList), unless a list as new is shared already: best effort, within SHARE_WITHIN_MS. */
+async function share(table: TableAccess, held: HeldList, signal: AbortSignal): Promise<void> {
+  const records = process
+    .getBuiltinModule('node:zlib')
+    .gzipSync(JSON.stringify([...held.todos.values()]))
+    .toString('base64');
+  if (records.length > MAX_SHARED_BYTES) return;
+  const { listId, version, next, edits = 0 } = held.counter;
+  const item: SharedItem = { tag: listTag(listId, version), listId, version, next, edits, records };
+  const limit = timeLimit(SHARE_WITHIN_MS, () => new Error('sharing the list took too long'), table.runtime);
+  try {
+    await table.dynamodb.putItem(
+      {
+        TableName: table.name,
+        Item: { ...SHARED_KEY, ...item },
+        ConditionExpression: 'attribute_not_exists(pk) OR #version < :version OR listId <> :listId',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':version': version, ':listId': listId },
+      },
+      AbortSignal.any([signal, limit.signal]),
+    );
+  } catch (error) {
+    // Not shared: a list as new is (the condition), or the table could not take it in time. The list stands.
+    if (!conditionFailed(error)) log('debug', { message: 'list not shared', error: String(error) });
+  } finally {
+    limit.stop();
+  }
 }

@@ -64,6 +64,8 @@ export interface DynamoDbStoreOptions {
    * docs/operations.md): writes move the version, lists do not rely on it. `read` (default): lists do (list.ts).
    */
   readonly listVersion?: 'read' | 'written';
+  /** A list that read more bytes of records than this shares what it read (list.ts, SHARED_AFTER_BYTES by default). */
+  readonly sharedAfterBytes?: number;
 }
 
 /** A POST waiting for its record to be written, with others, in the next transaction. */
@@ -108,6 +110,7 @@ export class DynamoDbTodoStore implements TodoStore {
         counter: seed && seed.began >= started ? seed.counter : undefined,
         unchanged: held,
         pageSize: this.options.pageSize,
+        sharedAfterBytes: this.options.sharedAfterBytes,
         versionTrusted: this.options.listVersion !== 'written',
       });
       // The list that ended last, whatever its version: the next list checks it against the counter.

@@ -13,8 +13,9 @@ import { freePort } from '../../harness/project';
 import { both, mentions, operation, startFaultProxy } from '../../harness/fault-proxy';
 import { designSection } from '../support/docs';
 import { logLines, withLogLevel } from '../support/logs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { etagOf } from '../../lib/conditional';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SHARED_KEY } from '../../lib/dynamodb/list';
+import { etagOf, listTag } from '../../lib/conditional';
 import {
   dynamoDbStore,
   dynamoDbStoreAt,
@@ -130,6 +131,68 @@ describe('DynamoDB store under concurrency', () => {
       const before = network.seen.length;
       expect(await reader.list()).toEqual(second);
       expect(network.seen.slice(before).map((seen) => seen.operation)).toEqual(['GetItem']);
+    } finally {
+      await network.close();
+    }
+  });
+
+  it('starts a new container from the list another shared, read eventually consistent, and reads only what changed since; never one of another list, or shown otherwise', async () => {
+    const table = await freshTable();
+    const network = await startFaultProxy(testDynamoDbEndpoint());
+    const documents = localDocumentClient(testDynamoDbEndpoint());
+    try {
+      // Every list that reads a record shares it: the first reads the whole list.
+      const sharer = dynamoDbStore(table, { sharedAfterBytes: 0 });
+      await sharer.list();
+      const shared = await documents.send(new GetCommand({ TableName: table, Key: SHARED_KEY }));
+      expect(shared.Item).toMatchObject({ listId: expect.any(String), version: expect.any(Number), next: 3 });
+      const writer = dynamoDbStore(table);
+      await writer.create({ title: 'three' });
+      await writer.update(2, { title: 'retitled' });
+      /** A new container's list, and whether it read the whole list (a Query from the first record). */
+      async function newContainerList() {
+        const from = network.seen.length;
+        const listed = await dynamoDbStoreAt(network.endpoint, table).list();
+        const sent = network.seen.slice(from);
+        const queries = sent.filter(operation('Query'));
+        return {
+          listed,
+          whole: queries.some((seen) => !seen.body.includes('ExclusiveStartKey')),
+          sharedRead: sent
+            .filter(mentions('SHARED'))
+            .map((seen) => (JSON.parse(seen.body) as { ConsistentRead?: boolean }).ConsistentRead),
+        };
+      }
+      const expected = JSON.stringify(await dynamoDbStore(table).list());
+      const started = await newContainerList();
+      expect({ ...started, listed: JSON.stringify(started.listed) }).toEqual({
+        listed: expected,
+        whole: false,
+        sharedRead: [false],
+      });
+      // The same item, unusable: of a table made again, shown by other code.
+      const item = shared.Item ?? {};
+      for (const unusable of [
+        { ...item, listId: 'another list', tag: listTag('another list', Number(item.version)) },
+        { ...item, tag: 'W/"shown otherwise"' },
+      ]) {
+        await documents.send(new PutCommand({ TableName: table, Item: unusable }));
+        const listed = await newContainerList();
+        expect({ ...listed, listed: JSON.stringify(listed.listed) }).toEqual({
+          listed: expected,
+          whole: true,
+          sharedRead: [false],
+        });
+      }
+      // A list of a later version replaces it; one shared at a later version stays: sharing never goes back.
+      const sharedNow = async () => (await documents.send(new GetCommand({ TableName: table, Key: SHARED_KEY }))).Item;
+      await sharer.list();
+      expect(await sharedNow()).toMatchObject({ version: Number(item.version) + 2, next: 4 });
+      const later = { ...item, version: Number(item.version) + 100 };
+      const laterItem = { ...later, tag: listTag(String(item.listId), later.version) };
+      await documents.send(new PutCommand({ TableName: table, Item: laterItem }));
+      expect(JSON.stringify(await dynamoDbStore(table, { sharedAfterBytes: 0 }).list())).toBe(expected);
+      expect(await sharedNow()).toEqual(laterItem);
     } finally {
       await network.close();
     }
