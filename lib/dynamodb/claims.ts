@@ -4,9 +4,8 @@ import { EXPIRES, toTodo, type Item } from './table';
 import type { PutInput } from './client';
 
 /**
- * An Idempotency-Key's claim (lib/idempotency.ts) in DynamoDB: an item `pk = "KEY#<key>"` written in the same
- * transaction as the write it answers, so both are stored or neither, and no crash leaves a key "in progress". It
- * keeps the request's fingerprint and the answer (the record written, or a 412), not the request.
+ * An Idempotency-Key's claim (lib/idempotency.ts): an item `pk = "KEY#<key>"` in the write's own transaction (both
+ * stored or neither: no crash leaves a key "in progress"), keeping the fingerprint and the answer, not the request.
  */
 
 export function claimKey(key: string): { pk: string; id: number } {
@@ -27,10 +26,7 @@ interface ClaimItem {
 /** What a claim keeps for the retries of its request: the record, or that the request was refused (412, 409). */
 export type KeptAnswer = { readonly todo: Todo } | { readonly preconditionFailed: true } | { readonly listFull: true };
 
-/**
- * The claim's Put, on condition that the key is free or its claim expired (the time to live may take two days to
- * delete it). A cancellation carries the claim found (ALL_OLD) to answer with.
- */
+/** The claim's Put, if the key is free or expired (its time to live may take two days); ALL_OLD to answer with. */
 export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAnswer, now: number): { Put: PutInput } {
   return {
     Put: {
@@ -53,9 +49,8 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
 export type Replay = Written<Todo | undefined> | KeyReused | PreconditionFailed | ListFull;
 
 /**
- * A claimed key's answer for a request with it: its record; PreconditionFailed (412); ListFull (409); KeyReused when
- * the key came with another request; undefined once the claim expired (at `now`). A refusal is returned: a commit of
- * many POSTs settles one POST's with it (lib/dynamodb/decisions.ts).
+ * A claimed key's answer: its record, PreconditionFailed (412), ListFull (409), KeyReused (another request's key), or
+ * undefined once expired. Returned, not thrown: a commit of POSTs settles one with it (lib/dynamodb/decisions.ts).
  */
 export function replayOf(item: Item, claim: IdempotencyClaim | undefined, now: number): Replay | undefined {
   const kept = item as unknown as ClaimItem;
@@ -67,8 +62,8 @@ export function replayOf(item: Item, claim: IdempotencyClaim | undefined, now: n
 }
 
 /**
- * Runs a keyed write, which calls `contended` when another request holds its key (a TransactionConflict on the
- * claim). Stopped by the deadline after that: KeyInFlight (409), the other's answer unknown; ask again.
+ * Runs a keyed write (`contended`: another request holds its key); stopped by the deadline then, KeyInFlight (409):
+ * the other's answer is not known yet, so the client asks again.
  */
 export async function inFlightAtDeadline<T>(
   signal: AbortSignal,

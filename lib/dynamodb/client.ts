@@ -9,12 +9,11 @@ import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
  * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's parameter names and plain
- * values (items, keys, expression values as JavaScript objects); which failures are sent again and how often; what
- * became of each copy (lib/dynamodb/outcome.ts); how many requests are in flight; what is logged at `debug`. Each
- * copy goes by a Transport, by default lib/aws/https.ts (SigV4 by `aws4` over node:https, items marshalled by
- * `@aws-sdk/util-dynamodb`): about 40 KB loaded at a cold start where the AWS SDK loaded 415 KB
- * (docs/performance.md). What the SDK did, this does the same way: its standard backoff (three attempts against 500s
- * and timeouts, throttles until the deadline), the same body each time (a transaction keeps its token).
+ * values (items, keys, expression values as JavaScript objects); retries; each copy's fate (lib/dynamodb/outcome.ts);
+ * requests in flight; `debug` logs. Each copy goes by a Transport, by default lib/aws/https.ts (SigV4 by `aws4` over
+ * node:https, items marshalled by `@aws-sdk/util-dynamodb`): ~40 KB loaded at a cold start, where the AWS SDK loaded
+ * 415 KB (docs/performance.md). As the SDK did: its standard backoff (three attempts against 500s and timeouts,
+ * throttles until the deadline), one body for every copy (a transaction keeps its token).
  */
 
 /** Requests in flight at once, and sockets in the client's pool: the same number (see `DynamoDb`). */
@@ -137,9 +136,8 @@ const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingExceptio
 const MAX_RETRY_DELAY_MS = 20_000;
 
 /**
- * How each kind of failure is sent again: after a random pause (full jitter) of up to `baseMs`, doubling up to
- * `maxMs`, at most `times` times, as the SDK's standard mode; a throttle, and a plain write that met a transaction in
- * progress (which the SDK does not retry), until the deadline: neither was applied.
+ * The SDK's standard mode: a random pause (full jitter) up to `baseMs`, doubling to `maxMs`, `times` times; a throttle,
+ * or a plain write meeting a transaction in progress (the SDK does not retry it), to the deadline: neither was applied.
  */
 const RETRIES = {
   throttle: { baseMs: 500, maxMs: 1_000, times: Infinity },
@@ -187,10 +185,7 @@ function errorOf(status: number, body: Record<string, unknown>): DynamoDbError {
   });
 }
 
-/**
- * Where the store's requests go and how they are signed: with no endpoint, the AWS SDKs' shared settings' or the
- * region's partition's (lib/aws/endpoint.ts).
- */
+/** Where requests go and are signed: with no endpoint, the SDKs' shared settings' or region's (lib/aws/endpoint.ts). */
 function dynamoDbService({ endpoint, region, credentials }: DynamoDbOptions): Service {
   const resolvedRegion = region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
   const { url, signingRegion } = dynamoDbEndpoint(resolvedRegion, endpoint, process.env);
@@ -228,9 +223,8 @@ async function sendCopy(transport: Transport, operation: string, body: string, s
 }
 
 /**
- * One request: a slot among MAX_IN_FLIGHT, then copies, the same body each time (a transaction's keep its token),
- * until one is answered for good or the signal aborts, each kind of failure's backoff (RETRIES) between. `copies`,
- * which a transaction keeps across requests, gets every copy's fate; a failure carries the request's fate so far.
+ * One request: a slot among MAX_IN_FLIGHT, then copies of one body, RETRIES' backoff between, till an answer is final
+ * or the signal aborts. `copies` (a transaction's spans requests) gets each copy's fate; a failure has the request's.
  */
 async function send(
   { transport, slots, runtime }: { transport: Transport; slots: Slots; runtime: Runtime },

@@ -18,13 +18,11 @@ import { Transaction } from './transaction';
 import type { TransactItem } from './client';
 
 /**
- * The counter item: `next`, the next id, and `bytes`, the list's size (lib/list-size.ts). Every write that adds,
- * removes or resizes a record moves it in its transaction, on condition that it is as the write assumed: a POST moves
- * `next` from n to n + k and `bytes` by its records' size, if `next` is still n and the list has room (ids have no
- * gaps, are never reused, the list never passes MAX_LIST_BYTES); a PUT or DELETE moves `bytes` by what it changed. So
- * `bytes` is always the sum of the records' `storedSize` (table.ts). Each also moves the list's `version`, and a PUT
- * or DELETE notes its record (`edits`, the slots), for lists (list.ts). A table seeded before `bytes` or `version` is
- * prepared once (`prepareCounter`); every write moving them is conditional on their existing.
+ * The counter: `next`, the next id; `bytes`, the list's size (lib/list-size.ts). Writes move it in their transaction,
+ * if as assumed: a POST moves `next` from n to n + k and `bytes` by its records' size if `next` is still n and there is
+ * room (ids have no gaps, are never reused; the list never passes MAX_LIST_BYTES); a PUT or DELETE moves `bytes` by its
+ * change. So `bytes` is the sum of the records' `storedSize` (table.ts). Each moves `version` too, a PUT or DELETE
+ * noting its record (`edits`, slots) for lists (list.ts). Seeded before `bytes` or `version`: `prepareCounter`.
  */
 
 export function bytesOf(todos: readonly Todo[]): number {
@@ -42,9 +40,8 @@ export function added(todos: readonly Todo[]): Added {
 }
 
 /**
- * A POST's action on the counter: the records `added` take the ids from `counter.next` on, if no one moved it and
- * they fit. A queue commit leaves the ids it gave in `recent`, by intent, for the waiting POSTs; a POST alone clears
- * them, so the counter stays small while no queue forms.
+ * A POST's move: the records `added` take ids from `counter.next` on, if no one moved it and they fit. A queue commit
+ * leaves its ids in `recent` (by intent) for waiting POSTs; a POST alone clears them, to keep the counter small.
  */
 export function counterMove(
   table: string,
@@ -100,10 +97,7 @@ export function editMove(table: string, growth: number, edited: number): Transac
   };
 }
 
-/**
- * How many records' last edits the counter notes: a list finding at most this many edits since its version, each in
- * its own slot, reads only those records (list.ts).
- */
+/** Edits the counter notes, a slot each: a list seeing no more edits than this reads only those records (list.ts). */
 export const EDIT_SLOTS = 8;
 
 export function editSlot(id: number): number {
@@ -114,10 +108,7 @@ export async function readCounter(table: TableAccess, signal: AbortSignal): Prom
   return (await getItem(table, COUNTER_KEY, signal)) as Counter | undefined;
 }
 
-/**
- * On a table seeded before the list had a size or a version, counts the size and starts the version, once each
- * (another container may first: each is conditional on its attribute missing).
- */
+/** On a table seeded before them, counts the list's size and starts its version, once each, whoever first (setOnce). */
 export async function prepareCounter(table: TableAccess, signal: AbortSignal): Promise<void> {
   const counter = await readCounter(table, signal);
   if (counter?.bytes === undefined) {
@@ -166,12 +157,10 @@ const MAX_RAISES = 99;
 export const RAISE_WITHIN_MS = 500;
 
 /**
- * Read repair of the list's size. A record stored smaller than this version answers was written by one that did not
- * know a field this one shows (one with a default, say): its size is raised to this version's figure, and the list's
- * with it, so the size the 6 MB guard reads covers what every running version answers (docs/design.md, "Two versions
- * on one table"). Up to MAX_RAISES records in one transaction, each on condition that it is still as read; once, best
- * effort: the list answers as read whatever becomes of it, and a later list finds what is left. A late copy applies
- * only where the record is unchanged since the read.
+ * Read repair of the list's size. A record stored smaller than this version answers was written by one not knowing a
+ * field it shows (one with a default, say): its size, and the list's, rise to this version's, so the 6 MB guard covers
+ * what every running version answers (docs/design.md, "Two versions on one table"). Up to MAX_RAISES records in one
+ * transaction, each if still as read (a late copy too); once, best effort: the list answers as read.
  */
 export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
   const short = items
@@ -193,8 +182,7 @@ export async function raiseSizes(table: TableAccess, items: readonly Item[], sig
     },
   });
   for (const { item, answered } of short) {
-    // The raise moves the record's version, as every write of it does: a PUT or DELETE that read it before is
-    // conditioned on that version, and reads it again rather than land on the raised size.
+    // A PUT or DELETE that read the record reads it again (its version moved), not land on the raised size.
     const version = atVersion(item.v);
     transaction.add(`record ${item.id}`, {
       Update: {

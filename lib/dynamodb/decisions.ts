@@ -8,8 +8,8 @@ import { EXPIRES, type Counter } from './table';
 
 /**
  * Each action has a role, `<kind>` or `<kind> <who>` (`counter`, `record 3`, `claim <uuid>`, `intent <id>`, `outcome
- * <uuid>`): `meaningOf` reads an action's reason by its kind; `VERDICT` says whether a copy may still land
- * (outcome.ts); `decide` ranks one cancellation's meanings, alike for every write, into what it settles and next.
+ * <uuid>`): `meaningOf` reads an action's reason by its kind; `VERDICT` says if a copy may still land (outcome.ts);
+ * `decide` ranks a cancellation's meanings, alike for every write, into what it settles and next.
  */
 
 export type Meaning =
@@ -157,10 +157,9 @@ export interface Decision {
 }
 
 /**
- * What a cancellation decides, by role, in one order for every write: each key claimed before settles its write (its
- * replay, or KeyReused), an outcome found settles its POST as done; then the counter unsized, moved, the record
- * changed; no room refuses, in order, the writes that do not fit (unless keys settled some: the rest may fit now);
- * anything settled, or a claim expired, goes again; an intent gone, read again.
+ * A cancellation's decision, alike for every write: a key claimed before settles its write (replay or KeyReused), a
+ * found outcome its POST (done); then counter unsized, moved, record changed; no room refuses, in order, what doesn't
+ * fit (unless keys settled some: the rest may fit); any settled or claim expired: again; intent gone: read again.
  */
 export function decide(
   meanings: Readonly<Record<string, Meaning | undefined>>,

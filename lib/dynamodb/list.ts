@@ -8,12 +8,10 @@ import { getItem, todoItems } from './reads';
 import { conditionFailed, storedSize, toTodo, todoKey, type Counter, type Item, type TableAccess } from './table';
 
 /**
- * GET /todos on DynamoDB (docs/design.md, "What a list shows"): every write that changes the list moves the counter's
- * `version`, so a list starts with one small read, the counter, and its tag comes from the version: a 304 reads no
- * record. A container holds the list it read; later it reads only what the counter says changed (ids POSTs added,
- * records PUTs and DELETEs noted in its slots), or else the whole list. One snapshot at any size: the counter is read
- * again after the records; the records edited between are read again, then the counter, until a round finds no write
- * since its counter: the list at that last read, never a state that did not exist.
+ * GET /todos (docs/design.md, "What a list shows"): each write changing the list moves the counter's `version`, so a
+ * list first reads the counter, tagged by its version: a 304 reads no record. A container holds the list it read, then
+ * reads only what the counter says changed (ids added, edits in slots), or all. One snapshot, any size: the counter is
+ * read again after the records, and the edited between, till a round finds no write since: never a list that never was.
  */
 
 /** The list as of one version: the counter read before its records, and the records by id, in id order. */
@@ -23,9 +21,8 @@ export interface HeldList {
 }
 
 /**
- * A bound on a list's rounds, past which it is a 503, never a list that did not exist. Under a steady stream of
- * writes a round finds none since its counter only now and then (16 clients writing on one process: 377 of 3,000
- * answers were 503 at 10 rounds), so in practice the request's deadline ends the rounds first.
+ * Rounds before a 503, never a list that did not exist. Under steady writes a round rarely finds none since its counter
+ * (16 clients on one process: 377 of 3,000 answers were 503 at 10 rounds): the deadline comes first.
  */
 export const MAX_ROUNDS = 1_000;
 
@@ -33,10 +30,7 @@ export interface ListOptions {
   /** Asked the list's tag before any record is read: true when the caller holds the list with it (If-None-Match). */
   readonly unchanged?: ((tag: string) => boolean) | undefined;
   readonly pageSize?: number | undefined;
-  /**
-   * False while code from before list versions may still write (`--param=listVersion=written`, docs/operations.md):
-   * its writes move no version, so a list reads it whole and is tagged by its content.
-   */
+  /** False while pre-version code writes (`--param=listVersion=written`, docs/operations.md): read all, by content. */
   readonly versionTrusted?: boolean | undefined;
   /** The counter as this request read it already (the container's seed did): the list's first read. */
   readonly counter?: Counter | undefined;
@@ -45,11 +39,10 @@ export interface ListOptions {
 }
 
 /**
- * The list as a container last shared it: one item beside the records, its records gzipped, with the counter
- * they were read at. A new container starts from it, and reads what changed since as a warm one does, where it read
- * the whole list (10^4 records, ~150 read units each, 256 containers: docs/scale.md). Read eventually consistent, at
- * half the units: any snapshot shared was the list at its version, and the counter, read strongly, tells what changed.
- * A change of this item's layout takes another key; `tag`, the list's tag at its version, tells records shown alike.
+ * The list as a container last shared it: its records gzipped, with the counter they were read at. A new container
+ * starts from it, reading what changed since as a warm one does, not the whole list (10^4 records, ~150 read units
+ * each, 256 containers: docs/scale.md). Read eventually consistent, at half the units: any list shared was one at its
+ * version; the counter, read strongly, tells what changed. New layout, new key; `tag` tells records shown alike.
  */
 export const SHARED_KEY = { pk: 'SHARED', id: 0 };
 /** A list shared when reading it cost this much: 16 read units, as a new container's catch-up of ~1,000 records. */
@@ -122,10 +115,7 @@ interface Changes {
   readonly edited: readonly number[];
 }
 
-/**
- * The records edited between `seen` and `now`: each slot edited after `seen`, when as many as the edits since (no
- * slot holds two); otherwise undefined: more edits than the slots tell apart.
- */
+/** Records edited since `seen`: slots edited after it, if as many as the edits (no slot holds two); else undefined. */
 export function changedSince(seen: Counter, now: Counter): Changes | undefined {
   const version = seen.version ?? 0;
   const edited: number[] = [];
@@ -157,10 +147,7 @@ async function wholeList<C extends HeldList['counter'] | undefined>(
   return { counter, todos: new Map(items.map((item) => [item.id as number, toTodo(item)])) };
 }
 
-/**
- * `held`, with what `changes` says changed read again after `counter`: each edited record (or its absence: deleted),
- * and every record from the first id added on, which go last, keeping the Map in id order.
- */
+/** `held`, with edited records (or their absence) and added ones read again after `counter`, added last: id order. */
 async function withChanges(
   table: TableAccess,
   held: HeldList,
@@ -188,10 +175,7 @@ async function withChanges(
   return { counter, todos };
 }
 
-/**
- * The list a container shared, as held at its version, if it is this list's and shown as this code shows records. One
- * shared after `counter` was read (ahead of it) is read on from as any held list: what changed since it is read again.
- */
+/** The list shared, if this list's and its records shown as here; one shared ahead of `counter` is read on as held. */
 async function sharedList(
   table: TableAccess,
   counter: HeldList['counter'],

@@ -1,6 +1,5 @@
 /**
- * What became of a write (docs/design.md, "What became of a write"). A request may be sent more than once, every copy
- * the same body, a transaction's the same ClientRequestToken. Over every copy sent so far, a write is:
+ * What became of a write (docs/design.md, "What became of a write") over every copy sent, each the same body:
  * - `applied`: a copy was answered with success;
  * - `not applied`: every copy was refused (DynamoDB applies nothing it refuses) or never sent: none can land later;
  * - `unknown`: some copy may have been applied, or may still land.
@@ -40,10 +39,9 @@ export class Copies {
   }
 
   /**
-   * Cancelled for a failed condition: DynamoDB read the conditions, so it had read the token first, and applied no
-   * copy (it answers a token it applied with success). Every copy answered before, a 500 included, was not applied;
-   * one unanswered may still be on its way. (A conflict or a throttle may come before the token is read: it proves
-   * nothing, and the simulator answers them so.)
+   * Cancelled for a failed condition: DynamoDB read the conditions, so the token first, and applied no copy (a token it
+   * applied is answered with success). Every copy answered before, a 500 too, was not applied; one unanswered may still
+   * land. (A conflict or throttle may precede reading the token: it proves nothing; the simulator answers so.)
    */
   conditionsRead(): void {
     this.#maybeApplied = false;
@@ -63,10 +61,8 @@ export class Copies {
 /**
  * What a cancellation says of a transaction's copies (each meaning's, decisions.ts):
  * - `met others`: a TransactionConflict or a ThrottlingError. Not applied; it may go again as it is, with its token.
- * - `final`: a condition that will never hold again, or a request never taken. No copy can ever land: a new one may
- *   be built.
- * - `refused`: a condition that may hold again. Not applied, but a copy on its way might be: rebuild once `not
- *   applied`.
+ * - `final`: a condition that will never hold again, or a request never taken: no copy can ever land; build anew.
+ * - `refused`: a condition that may hold again; a copy on its way might still apply: rebuild once `not applied`.
  */
 export type Verdict = 'met others' | 'refused' | 'final';
 

@@ -9,15 +9,13 @@ import { decide, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
 
 /**
- * How POSTs get their ids and records written. Ids have no gaps and follow creation order, so POSTs write their
- * records and move the counter from n to n + k in one transaction, on condition that it still says n (counter.ts): an
- * id is used only with its record, whatever the containers, deletes or restarts. That serializes every POST of every
- * container on one item, and real DynamoDB cancels a transaction that meets another in progress on it. So:
+ * POSTs: ids have no gaps and follow creation order, so POSTs write records and move the counter from n to n + k in one
+ * transaction, if it still says n (counter.ts): an id is used only with its record, whatever the containers, deletes or
+ * restarts. That serializes all POSTs on one item, and DynamoDB cancels a transaction meeting another on it. So:
  * - a container alone writes from the counter as it last saw it: one transaction;
  * - a new container, or one that saw others write or queue, queues (queue.ts, `queues`): many POSTs a transaction;
  * - within one process (serverless-offline), POSTs arriving during a transaction go together in the next (store.ts).
- * docs/performance.md has the measurement that kept the queue (50 POSTs a second over 16 containers, on DynamoDB as
- * AWS runs it, all answered; one transaction a POST, not).
+ * docs/performance.md: queued, 50 POSTs a second from 16 containers on AWS all got answers; one transaction each, not.
  */
 
 /** A POST as the store takes it: what it asks for, and its key's claim. */
@@ -83,9 +81,7 @@ function postOutcome(settled: Settled): Outcome | undefined {
   return { value: settled.value, replayed: true };
 }
 
-/**
- * Writes these POSTs' records with the next ids: in one transaction when alone or a batch, in the queue otherwise.
- */
+/** Writes these POSTs' records with the next ids: in one transaction when alone or a batch, in the queue otherwise. */
 export async function createPosts(
   table: TableAccess,
   state: PostState,
@@ -107,9 +103,8 @@ export async function createPosts(
 }
 
 /**
- * The POSTs in one transaction, from the counter as known. When another container moved it, a batch (`race`) goes on
- * from it as it is; a single POST stops, outcome undefined, and the container queues for a while. At the deadline, a
- * key another request kept busy to the end is a KeyInFlight: its answer is not known yet.
+ * The POSTs in one transaction, from the counter as known. Moved by another container: a batch (`race`) goes on from
+ * it; a single POST stops (outcome undefined), its container queuing a while. Key busy to the deadline: KeyInFlight.
  */
 function writeTogether(
   table: TableAccess,
@@ -164,9 +159,8 @@ function writeTogether(
 }
 
 /**
- * A keyed POST refused for a full list keeps its 409 under its key, as a PUT does (rewrite.ts): a copy of an earlier
- * attempt still on its way then finds the key claimed, and cannot apply once a DELETE made room. Where an attempt
- * claimed the key first, its answer.
+ * A keyed POST refused for a full list keeps its 409 under its key, as a PUT does (rewrite.ts): an earlier attempt's
+ * copy on its way then finds the key claimed, not applying once a DELETE made room. Claimed first: its answer.
  */
 async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: AbortSignal): Promise<Outcome> {
   for (;;) {
@@ -183,10 +177,7 @@ async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: 
   }
 }
 
-/**
- * What POSTs listen for on resends: a conflict on a key's claim (another request with the key holds it), and a
- * counter another container moved (this transaction can never apply: resending would only wait).
- */
+/** On resends: a conflict on a claim (another request holds the key); others moved the counter (it can't apply). */
 function watchPosts(
   table: TableAccess,
   state: PostState,

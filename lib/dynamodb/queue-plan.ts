@@ -12,10 +12,7 @@ import {
 import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, type Counter } from './table';
 
-/**
- * The queue of POSTs' decisions, as pure functions (lib/dynamodb/queue.ts does the I/O): where a POST stands, what
- * one commit writes, what a cancellation means. docs/design.md tells the protocol.
- */
+/** The queue's decisions as pure functions (I/O: lib/dynamodb/queue.ts; protocol: docs/design.md): places, commits. */
 
 /** Intents one commit takes: up to four actions each (record, intent, outcome, key), and the counter. */
 export const MAX_INTENTS = 24;
@@ -26,15 +23,10 @@ export const MAX_INTENTS = 24;
 export const MAX_COMMIT_RECORD_BYTES = 400_000;
 /** Intents older than this are from requests that have given up (the function's timeout): dropped. */
 export const INTENT_LIFETIME_MS = 10_000;
-/**
- * Ids the counter keeps (`recent`) for the latest commits' POSTs: it bounds the counter, which every commit writes.
- */
+/** Ids the counter keeps (`recent`) for the latest commits' POSTs: it bounds the counter, which every commit writes. */
 export const RECENT_IDS = 32;
 
-/**
- * A POST waiting in the queue, under the counter's partition, sorted by `id`. Its Payload rides with it when small,
- * apart when big (queue.ts, INLINE_PAYLOAD_BYTES): a look reads one unit whatever the POSTs ask for.
- */
+/** A queued POST, sorted by `id`; its Payload apart if big (queue.ts, INLINE_PAYLOAD_BYTES): a look reads one unit. */
 export interface Intent {
   /** Epoch ms × 1000 plus a random part: in arrival order, and two at one millisecond differ. */
   readonly id: number;
@@ -42,9 +34,8 @@ export interface Intent {
 }
 
 /**
- * What a queued POST asks for, and its key; read by commits only. A commit writes the record its POST's version made
- * (`draft`), so a head of another version writes what the POST answers. `request` serves heads of the version before
- * drafts (docs/operations.md, "Deploying a change": expand, then contract), whose intents it drafts here.
+ * A queued POST's ask and key. Commits write the record its version made (`draft`), what it answers whatever the head's
+ * version; `request` serves heads from before drafts (docs/operations.md, "Deploying a change": expand, then contract).
  */
 export interface Payload {
   readonly request: NewTodo;
@@ -96,10 +87,7 @@ export type Place =
   /** Behind `head` (the first intent), or past the look's page. */
   | { readonly kind: 'waiting'; readonly head: Intent | undefined };
 
-/**
- * Where the POST with intent `mine` stands in `look`. Its intent missing means it left only where the page covers its
- * place: a page cut before it says nothing of it (taking a cut page for the whole queue made queued POSTs give up).
- */
+/** Where `mine` stands in `look`: gone only if the page covers it (taking a cut page for all made POSTs give up). */
 export function placeOf(look: Look, mine: Intent): Place {
   const given = look.counter.recent?.[mine.uuid];
   if (given !== undefined) return { kind: 'committed', id: given };
@@ -150,9 +138,8 @@ export interface Decided {
 export const NOTHING_DECIDED: Decided = { settled: new Map(), done: new Set() };
 
 /**
- * What a commit of `queue` (the intents in order, as read) writes: each POST once (a second copy is dropped), none
- * older than a request lives, one per key (the others in a later commit, answered with the key's replay), within a
- * commit's record bytes, always `mine`; the next ids in turn, to those not `decided` already.
+ * A commit of `queue` (intents in order, as read): each POST once, none older than a request lives, one per key (others
+ * later, with its replay), within a commit's record bytes, always `mine`; next ids in turn, to those not `decided`.
  */
 export function planCommit(
   counter: QueueCounter,
@@ -220,10 +207,7 @@ export function commitShares(plan: CommitPlan): Share[] {
   }));
 }
 
-/**
- * What a commit knows once a cancellation settled POSTs (decisions.ts): a key's replay or refusal, or no room, is the
- * POST's outcome, for the next commit from the same read to write; a POST with an outcome already is done, dropped.
- */
+/** After a cancellation (decisions.ts): settled POSTs' outcomes for the next commit from that read; done, dropped. */
 export function decidedAfter(decided: Decided, settled: ReadonlyMap<string, Settled>): Decided {
   const outcomes = new Map(decided.settled);
   const done = new Set(decided.done);
@@ -249,9 +233,8 @@ export function outcomeOf(
 }
 
 /**
- * How fast the queue goes, as a waiting POST sees it: ids given per unit of intent id (`density`; ids are arrival
- * times) between two heads it saw, and the last head and counter. A commit takes intents from the head in order, so
- * the ids given while the head moved are about the intents that stood between.
+ * How fast the queue goes, as a POST waits: ids given per unit of intent id (`density`; ids are arrival times) between
+ * two heads, the last head and counter. Commits take from the head in order: ids given as it moved ≈ intents between.
  */
 export interface QueuePace {
   readonly head: number;
@@ -285,11 +268,10 @@ export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
 }
 
 /**
- * The pause before a waiting POST's next look: about a commit's time here (every look is a request of every waiting
- * container); longer while the head stays put (a stalled head is not polled every few ms until its lease ends); and
- * for a POST more than a commit's intents behind, a commit per further commit's intents ahead: it cannot be written
- * before those land, and 256 POSTs looking every commit read the counter's partition past its 3,000 units a second
- * (docs/scale.md). POSTs a commit or two from the head look as before, so the next head learns it is head as soon.
+ * The pause before a waiting POST's next look: about a commit's time (every waiting container looks); longer while the
+ * head stays put (no polling a stalled head till its lease ends); for a POST over a commit's intents behind, a commit
+ * per further commit's intents ahead: it cannot be written before, and 256 POSTs looking every commit read the
+ * counter's partition past its 3,000 units a second (docs/scale.md). POSTs near the head look as before.
  */
 export function pauseBeforeLook(commitMs: number, headStillFor: number, ahead = 0): number {
   const commitsFirst = ahead / MAX_INTENTS - 1;

@@ -40,15 +40,14 @@ import { decide } from './decisions';
 import { Transaction, commit } from './transaction';
 
 /**
- * The queue of POSTs: POSTs of many containers that meet on the counter are written together instead of racing for it
- * (docs/design.md tells why, and what it was measured to hold).
- * - A queued POST writes its intent (an id in arrival order, a uuid, its payload, apart when over INLINE_PAYLOAD_BYTES)
- *   under the counter's partition, and looks: one Query of the counter and the first intent, one read unit.
- * - The head reads the queue and commits it, in order, in one transaction: the counter, each record, each intent
- *   deleted, each intent's outcome for its POST to find; the ids it gave stay in the counter (`recent`) for the looks.
+ * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds).
+ * - A queued POST writes its intent (an id in arrival order, a uuid, its payload, apart over INLINE_PAYLOAD_BYTES)
+ *   under the counter's partition, and looks: one Query of the counter and first intent, one read unit.
+ * - The head commits the queue in order in one transaction: the counter, each record, each intent deleted, each
+ *   outcome for its POST to find; the ids given stay in the counter (`recent`) for looks.
  * - A head still for HEAD_LEASE_MS is committed for by the one waiting POST whose conditional mark on it lands first.
- * - A POST near its deadline, or out of the commits' reach before it, takes itself back: "withdrawn", its intent gone.
- *   Either that write wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
+ * - A POST near its deadline, or out of the commits' reach, takes itself back ("withdrawn", its intent gone): that
+ *   wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
  */
 
 /** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
@@ -59,10 +58,7 @@ const RETRACT_BEFORE_MS = 300;
 const OUTCOME_LIFETIME_S = 3_600;
 /** How a commit's time is learnt: each commit weighs this much against what was known. */
 const COMMIT_MS_WEIGHT = 0.2;
-/**
- * The largest payload (bytes of its JSON) an intent carries itself: a look (the counter, ~2.5 KB with `recent`, and
- * the first intent) then fits one 4 KB read unit. A bigger one is an item of its own (docs/performance.md).
- */
+/** Max inline payload, JSON bytes: a look (counter ~2.5 KB with `recent`, intent) fits 4 KB (docs/performance.md). */
 export const INLINE_PAYLOAD_BYTES = 1_000;
 
 /** What a container keeps between its POSTs: the counter as it last saw it, and how its queue goes. */
@@ -76,10 +72,7 @@ export interface PostState {
   commitMs: number;
 }
 
-/**
- * Whether this container's next POST queues: it knows no counter yet, saw another container write within a lease, or
- * last saw the queue's `recent` on the counter (counter.ts): a POST alone would race the head's commit.
- */
+/** Queue if no counter is known, others wrote in a lease, or `recent` is set (counter.ts): alone it'd race the head. */
 export function queues(state: PostState, now: number): boolean {
   return state.counter === undefined || now < state.othersUntil || state.counter.recent !== undefined;
 }
@@ -123,9 +116,8 @@ export async function queuePost(
 }
 
 /**
- * Writes the POST's intent, after its payload when that goes apart: an intent is never seen without its payload. A
- * retry whose first attempt landed finds its intent: done (a late copy is a second intent of one POST, which a commit
- * drops). Payloads apart are left to the time to live: no Query reads their partitions.
+ * Writes the intent after its payload, if apart: none is seen without it. A retry finding its first attempt's intent is
+ * done (a late copy, a second intent of one POST, a commit drops). Payloads apart expire: no Query reads them.
  */
 async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
   const uuid = table.runtime.uuid();
@@ -234,10 +226,7 @@ async function queryQueue(
   };
 }
 
-/**
- * A look: the counter and the first intent. A Query is charged for the items it reads (a projection saves nothing), so
- * intents are small, big payloads elsewhere, and a look costs one read unit (behind a 60 KB title it once cost 16).
- */
+/** A look: counter and first intent, one unit (Queries charge items read, projected or not: 16 with a 60 KB title). */
 function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
   return queryQueue(table, signal, 2);
 }
@@ -379,10 +368,7 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
   };
 }
 
-/**
- * Marks the head's intent as taken over by `by`, unless another POST marked it within a lease: one POST commits for a
- * stalled head. False when another has it or the head is gone (committed); a retry finds its own mark.
- */
+/** Marks the head taken by `by`, to commit for it: false if another did within a lease, or the head is committed. */
 async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
   const now = table.runtime.now();
   try {
@@ -417,10 +403,7 @@ function settledOutcome(stored: StoredOutcome | undefined): Outcome {
   return outcome;
 }
 
-/**
- * Takes a queued POST back unless committed meanwhile (then its outcome): its outcome "withdrawn", if it has none; then
- * its intent, so that no POST behind waits on it. `reason` is then the answer: a 503.
- */
+/** Takes a POST back ("withdrawn"), then its intent so none waits on it: a 503; committed meanwhile, its outcome. */
 async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
   try {
     const withdrawn = outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }, table.runtime.now());

@@ -1,9 +1,6 @@
 import { TODO_PARTITION, todoKey, type Item, type TableAccess } from './table';
 
-/**
- * Reads, strongly consistent: a client reads its own writes. Past the 1 MB page a list is read page by page, each
- * page as DynamoDB had it then: list.ts makes them one snapshot.
- */
+/** Reads, strongly consistent: a client reads its own writes. Each 1 MB page is as it was (list.ts: one snapshot). */
 
 /** The items under the Todo partition from id `from` on (all of them by default), in id order: every page of the Query. */
 export async function todoItems(

@@ -17,12 +17,10 @@ import { decide } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
 
 /**
- * PUT and DELETE: read the record, then write in one transaction, on condition that its version is still the one
- * read: the record's update or delete, the list's size moved by what changed, the Idempotency-Key's claim if any.
- * Changed or gone meanwhile: read again, try again. So a missing id is a 404 and creates nothing, a PUT racing a
- * DELETE cannot bring the record back, and an attempt landing late changes nothing. A precondition (If-Match,
- * If-None-Match) is checked against the record as read, the write conditioned on its version; failing it is a 412,
- * and with a key the key is claimed for it, so a retry with the key gets it again.
+ * PUT and DELETE: read the record, then write in one transaction if its version is still the one read: the update or
+ * delete, the list's size moved, any key's claim. Changed or gone meanwhile: read again. So a missing id is a 404
+ * creating nothing, a PUT racing a DELETE cannot bring the record back, a late attempt changes nothing. A precondition
+ * (If-Match, If-None-Match) is checked on the record as read; failing is a 412, kept under a key for its retry.
  */
 
 /** What a PUT or DELETE writes, given the record as read. */
@@ -34,19 +32,15 @@ export interface Change {
   readonly growth: number;
   /** The action on the record, conditional on its version. */
   readonly write: TransactItem;
-  /**
-   * Refused (412: precondition failed; 409: list full): the action only checks the version, and the claim keeps the
-   * refusal, so a retry gets it again and no copy of an earlier attempt applies after it.
-   */
+  /** Refused (412, 409): only the version is checked; the claim keeps it for retries, so no late copy applies. */
   readonly refused?: Exclude<KeptAnswer, { todo: Todo }>;
 }
 
 type Role = 'record' | 'counter' | 'claim';
 
 /**
- * A PUT's change: the record as the patch leaves it (lib/todos.ts), written as an update of the fields the patch
- * names, the version and the size only: an attribute unknown here (a newer version's field) is kept. The size moves
- * by what the named fields changed, from the size stored.
+ * A PUT's change: the record as the patch leaves it (lib/todos.ts), as an update of the fields it names, the version
+ * and the size only, keeping attributes unknown here (a newer version's); the size moves by what those changed.
  */
 export function putChange(table: string, patch: TodoPatch): (current: TodoItem) => Change {
   return (current) => {
@@ -126,8 +120,7 @@ export function rewriteTransaction(
   { token, now }: { token: string; now: number },
 ): Transaction<Role> {
   const transaction = new Transaction<Role>(token).add('record', change.write);
-  // Every write of a record moves the list's version, a same-size PUT too: a list holding the version before reads it
-  // again.
+  // Every write of a record moves the list's version, a same-size PUT too: a list holding the old one reads again.
   if (!change.refused) transaction.add('counter', editMove(table, change.growth, change.todo.id));
   if (claim !== undefined)
     transaction.add('claim', claimPut(table, claim, change.refused ?? { todo: change.kept }, now));
@@ -135,9 +128,8 @@ export function rewriteTransaction(
 }
 
 /**
- * A PUT or DELETE of record `id`, `change` made from the record as read. No record: a claimed key's answer (its first
- * request may have deleted it), or undefined, a 404. Stopped by the deadline while another request held its key:
- * KeyInFlight (409). Failing `precondition`: PreconditionFailed (412), nothing changed.
+ * PUT or DELETE of record `id`, `change` made from it as read. None: a claimed key's answer (its first request may have
+ * deleted it), or a 404. Deadline while another held the key: KeyInFlight (409). `precondition` failed: 412.
  */
 export function rewrite(
   table: TableAccess,

@@ -5,9 +5,8 @@ import { COUNTER_KEY, todoItem, type Counter, type TableAccess } from './table';
 import { Transaction, commit } from './transaction';
 
 /**
- * Records 1 and 2 and the counter in one transaction, on condition that there is no counter: seeded at most once,
- * however many containers start at once, and never after a client could change a seeded record. A delayed seed cannot
- * land later and bring back a record 1 a client deleted.
+ * Records 1, 2 and the counter in one transaction, if no counter: seeded once however many containers start, never
+ * after a client could edit one (a delayed seed cannot land later and bring back a record 1 a client deleted).
  */
 
 /** Seeds the table unless it is seeded; resolves with the counter as it is. */

@@ -32,11 +32,10 @@ import { seeded } from './seed';
 import { ITEM_OVERHEAD_BYTES, MAX_TRANSACTION_BYTES, toTodo, todoKey, type Counter, type TableAccess } from './table';
 
 /**
- * The DynamoDB store (docs/design.md tells the whole design): every read is strongly consistent, so a client reads
- * its own writes; every write is one transaction (lib/dynamodb/transaction.ts) on condition that what it assumes
- * still holds, so none is applied twice or lands late to undo a later one. POST: posts.ts; PUT and DELETE:
- * rewrite.ts; reads: reads.ts; the seed: seed.ts. Every call ends by its deadline: a StoreUnavailable (503), unless
- * it has an answer of its own (a full list, a reused key, a key in flight).
+ * The DynamoDB store (docs/design.md): every read strongly consistent, so a client reads its own writes; every write
+ * one transaction (lib/dynamodb/transaction.ts) on condition that what it assumes holds, so none applies twice or lands
+ * late to undo a later one. POST: posts.ts; PUT, DELETE: rewrite.ts; reads: reads.ts; seed: seed.ts. Every call ends by
+ * its deadline: StoreUnavailable (503), unless it has its own answer (full list, reused key, key in flight).
  */
 
 /** DynamoDB's limit on one transaction's actions: 100, one of them the counter. */
@@ -49,20 +48,11 @@ export interface DynamoDbStoreOptions {
   readonly pageSize?: number;
   /** The time and chance the store uses: the real ones by default; the simulator's in harness/simulation/. */
   readonly runtime?: Runtime;
-  /**
-   * Whether POSTs arriving while a transaction is in flight go together in the next one (default). Off, each goes
-   * alone: `npm run bench -- batching` measures what it is worth.
-   */
+  /** POSTs arriving during a transaction go together in the next (default); `npm run bench -- batching` measures it. */
   readonly batchPosts?: boolean;
-  /**
-   * Whether a container's POSTs queue once it meets others on the counter (queue.ts; default). Off, each POST is its
-   * own transaction from the counter as it is: the design the queue beat, kept for `npm run bench -- fleet`.
-   */
+  /** Queue POSTs once others meet on the counter (queue.ts; default); off: what it beat (`npm run bench -- fleet`). */
   readonly queuePosts?: boolean;
-  /**
-   * `written` while code from before list versions may still write (the first of the two deploys that bring them,
-   * docs/operations.md): writes move the version, lists do not rely on it. `read` (default): lists do (list.ts).
-   */
+  /** `written` during versions' first deploy (docs/operations.md), lists not relying on them; else `read` (list.ts). */
   readonly listVersion?: 'read' | 'written';
   /** A list that read more bytes of records than this shares what it read (list.ts, SHARED_AFTER_BYTES by default). */
   readonly sharedAfterBytes?: number;
@@ -131,9 +121,8 @@ export class DynamoDbTodoStore implements TodoStore {
   }
 
   /**
-   * POSTs arriving while a transaction is in flight go together in the next one, within DynamoDB's limits: a burst in
-   * one process (serverless-offline runs every request in one) costs a few transactions, not one each. On Lambda a
-   * container holds one request at a time: each POST goes alone.
+   * POSTs arriving during a transaction go together in the next, within DynamoDB's limits: a burst in one process
+   * (serverless-offline runs all in one) costs a few transactions; on Lambda (a request a container) each goes alone.
    */
   create(request: NewTodo, { deadline = this.#defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
@@ -183,10 +172,7 @@ export class DynamoDbTodoStore implements TodoStore {
     });
   }
 
-  /**
-   * Runs one store operation, once the table is seeded, with a signal that aborts at the deadline; any failure, the
-   * deadline's included, is StoreUnavailable unless an answer of its own.
-   */
+  /** Runs an operation once seeded, aborted at the deadline; a failure not an answer of its own is StoreUnavailable. */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { runtime } = this.#table;
     const { signal, stop } = timeLimit(
@@ -196,8 +182,7 @@ export class DynamoDbTodoStore implements TodoStore {
     );
     try {
       await unlessAborted(this.#seed(signal), signal);
-      // Not raced against the deadline: the operation ends by it itself, and may answer better than a 503 (claims.ts:
-      // 409).
+      // Not raced against the deadline: the operation ends by it, and may answer better than a 503 (claims.ts: 409).
       return await operation(signal);
     } catch (error) {
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
@@ -264,10 +249,7 @@ export class DynamoDbTodoStore implements TodoStore {
     }
   }
 
-  /**
-   * The next POSTs in arrival order, as many as one transaction takes, no two with one key (a transaction touches an
-   * item once; the second goes next, and gets the first's answer).
-   */
+  /** The next POSTs in order, as many as one transaction takes, one per key (a transaction touches an item once). */
   #takeBatch(): PendingCreate[] {
     const batch: PendingCreate[] = [];
     const keys = new Set<string>();
@@ -297,10 +279,7 @@ function misconfigured(error: unknown): StoreMisconfigured | undefined {
   return problem === undefined ? undefined : new StoreMisconfigured(problem, { cause: error });
 }
 
-/**
- * The store as the environment configures it: TODOS_TABLE, DYNAMODB_ENDPOINT locally; TODO_POST_QUEUE=off
- * (`queuePosts`, for the bench only); TODO_LIST_VERSION=written (`listVersion`, its first deploy).
- */
+/** Configured by TODOS_TABLE, DYNAMODB_ENDPOINT locally, TODO_POST_QUEUE=off (bench), TODO_LIST_VERSION=written. */
 export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
   const table = env.TODOS_TABLE;
   if (table === undefined || table === '') throw new Error('TODOS_TABLE must name the DynamoDB table');

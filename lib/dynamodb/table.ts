@@ -3,16 +3,15 @@ import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
 
 /**
- * The table's layout, in one place (as the `TodosTable` resource in serverless.yml): partition key `pk` (a string),
- * numeric sort key `id`.
- * - Every Todo is an item under `pk = "TODO"` with its id as `id`: one Query returns the list in id (creation) order.
- *   Each carries a version `v`, moved by every change of the item (absent: 0) so a write can be conditional on the
- *   record as read, and `size`, its bytes in the list as its writer counted them (`storedSize`). Its other attributes
- *   are its fields as the version that wrote them named them: a write changes only what it names, so another
- *   version's fields are kept (docs/design.md, "Two versions on one table").
+ * The table's layout, in one place (`TodosTable` in serverless.yml): string partition key `pk`, numeric sort key `id`.
+ * - Every Todo: `pk = "TODO"`, its id as `id` (one Query lists them in id, creation, order); `v`, its version, moved
+ *   by every change (absent: 0) so a write can be conditional on the record as read; `size`, its bytes in the list as
+ *   its writer counted them (`storedSize`); its fields as the version that wrote them named them: a write changes
+ *   only what it names, so another version's fields are kept (docs/design.md, "Two versions on one table").
  * - The counter, `pk = "COUNTER", id = 0` (counter.ts), once the table is seeded; under its partition, each queued
  *   POST's intent (queue.ts); a big request apart, `pk = "INTENT#<uuid>", id = 0`, unread by looks.
  * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0` (claims.ts), with `expires` for the time to live.
+ * - The list as a container last shared it, `pk = "SHARED", id = 0` (list.ts), read by new containers.
  */
 export const TABLE_KEY = { partition: 'pk', sort: 'id' } as const;
 export const TODO_PARTITION = 'TODO';
@@ -37,10 +36,7 @@ export function todoKey(id: number): { pk: string; id: number } {
 
 export type { Item };
 
-/**
- * An item's attributes that are not record fields: no field may take these names, or writing it would write the
- * item's own (docs/contributing.md, "Adding a field").
- */
+/** The item's own attributes: a field of these names would overwrite them (docs/contributing.md, "Adding a field"). */
 export const ITEM_ATTRIBUTES: readonly string[] = [TABLE_KEY.partition, 'v', 'size'];
 
 /** A stored Todo item: the record, its version and its size (both absent on an item written before them). */
@@ -57,9 +53,8 @@ export function todoItem(todo: Todo, bytes: number): Item {
 }
 
 /**
- * A record's bytes in the list as stored: its `size`, counted by its writer with every field it wrote, so each
- * version moves the list's size alike for one record. An item from before sizes has none, and counts as that code
- * counted it (`sizelessBytes`).
+ * A record's bytes in the list as stored: its `size`, counted by its writer with every field it wrote, so each version
+ * moves the list's size alike for one record; an item from before sizes counts as that code did (`sizelessBytes`).
  */
 export function storedSize(item: Item | TodoItem): number {
   const stored = item as TodoItem;

@@ -5,14 +5,12 @@ import { Copies, strongest, type Verdict } from './outcome';
 import type { TableAccess } from './table';
 
 /**
- * Every write of the store is one TransactWriteItems, built here: its actions, each under its role (`counter`,
- * `record`, `claim`…), and its own ClientRequestToken. DynamoDB gives a cancellation's reasons in action order; they
- * are read back by role, never position, so adding an action cannot misroute another's reason.
- *
- * Invariant: a transaction is sent again with its own token until it is applied or no copy can ever land (`commit`:
- * its fate, outcome.ts, and its verdict, decisions.ts); only then is a new token built. DynamoDB makes a token
- * idempotent for 10 minutes, so however many copies land, late ones included, it applies at most once. (A new token
- * after a TransactionConflict stored one POST twice: the delayed first attempt landed after the retry.)
+ * Every store write is one TransactWriteItems, built here: its actions, each under a role (`counter`, `record`,
+ * `claim`…), and its own ClientRequestToken. Cancellation reasons, in action order, are read by role, never position:
+ * adding an action cannot misroute another's. Invariant: a transaction is resent with its own token until applied or no
+ * copy can ever land (`commit`: its fate, outcome.ts; its verdict, decisions.ts); only then is a new token built. A
+ * token is idempotent for 10 minutes: however many copies land, late ones too, it applies once at most (a new token
+ * after a TransactionConflict stored one POST twice: the delayed first attempt landed after the retry).
  */
 
 export type { TransactItem };
@@ -83,9 +81,8 @@ export interface CommitWatch<Role extends string> {
   /** Hears each cancellation that only says the transaction met others. */
   readonly metOthers?: (meanings: Meanings<Role>) => void;
   /**
-   * Before a resend: true when a fresh read shows the transaction's conditions no longer hold (the counter moved,
-   * say). Asked only while `not applied` (outcome.ts): no copy is on its way, so the change is not its own doing, and
-   * it is dropped ('superseded') for a new one rather than waited on.
+   * Before a resend: true if a fresh read shows its conditions fail (the counter moved). Asked only while `not applied`
+   * (outcome.ts): no copy is on its way, so the change is not its own: dropped ('superseded'), not waited on.
    */
   readonly superseded?: () => Promise<boolean>;
 }
@@ -94,9 +91,8 @@ export interface CommitWatch<Role extends string> {
 export type Committed<Role extends string> = 'applied' | { readonly cancelled: Cancellation<Role> } | 'superseded';
 
 /**
- * Sends `transaction`, then again with its own token after a pause, until it is applied, or no copy can ever be (a
- * `final` cancellation, or `refused` with every copy refused: decisions.ts), or the signal aborts. Its fate is kept
- * over every copy (`transaction.copies`): a new token only once the old one cannot land.
+ * Sends `transaction`, again with its own token after pauses, until applied, until no copy ever can be (`final`, or
+ * `refused` with every copy refused: decisions.ts), or the signal aborts. Its fate spans copies (`transaction.copies`).
  */
 export async function commit<Role extends string>(
   table: TableAccess,
@@ -111,9 +107,8 @@ export async function commit<Role extends string>(
       return 'applied';
     } catch (error) {
       reasons = cancellationReasons(error);
-      // Not a cancellation: the same token again when the last copy's fate is unknown (in progress, a 500 or a
-      // timeout past the client's attempts); any other failure (a refusal no copy can pass, the deadline) ends it,
-      // and no caller builds a new one.
+      // Not a cancellation: the same token again if the last copy's fate is unknown (in progress, a 500, a timeout
+      // after the client's tries); other failures (a refusal no copy passes, the deadline) end it, never rebuilt.
       if (reasons === undefined && !(error instanceof DynamoDbError && error.copy !== 'not applied')) throw error;
     }
     const cancellation = transaction.read(reasons ?? [], table.runtime.now());
