@@ -50,7 +50,7 @@ export const SHARED_AFTER_BYTES = 64 * 1024;
 /** DynamoDB's items stop at 400 KB: a list larger gzipped is not shared. */
 const MAX_SHARED_BYTES = 350_000;
 /** Sharing is best effort: a write the table cannot take at once (throttled) is given up, not waited for. */
-const SHARE_WITHIN_MS = 200;
+export const SHARE_WITHIN_MS = 200;
 
 interface SharedItem {
   readonly tag: string;
