@@ -34,7 +34,7 @@ export interface ListOptions {
   readonly versionTrusted?: boolean | undefined;
   /** The counter as this request read it already (the container's seed did): the list's first read. */
   readonly counter?: Counter | undefined;
-  /** A list that read more bytes of records than this shares what it read (SHARED_AFTER_BYTES by default). */
+  /** A list that read more bytes of records than this shares what it read (by default, `sharedAfter`). */
   readonly sharedAfterBytes?: number | undefined;
 }
 
@@ -45,8 +45,10 @@ export interface ListOptions {
  * version; the counter, read strongly, tells what changed. New layout, new key; `tag` tells records shown alike.
  */
 export const SHARED_KEY = { pk: 'SHARED', id: 0 };
-/** A list shared when reading it cost this much: 16 read units, as a new container's catch-up of ~1,000 records. */
-export const SHARED_AFTER_BYTES = 64 * 1024;
+/** Shared past 16 read units and a quarter of the list's bytes: a whole read or a long catch-up, not each list. */
+export function sharedAfter(counter: Counter): number {
+  return Math.max(64 * 1024, (counter.bytes ?? 0) / 4);
+}
 /** DynamoDB's items stop at 400 KB: a list larger gzipped is not shared. */
 const MAX_SHARED_BYTES = 350_000;
 /** Sharing is best effort: a write the table cannot take at once (throttled) is given up, not waited for. */
@@ -86,7 +88,7 @@ export async function readList(
   const read = { bytes: 0 };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (held?.counter.version === counter.version) {
-      if (read.bytes > (options.sharedAfterBytes ?? SHARED_AFTER_BYTES)) await share(table, held, signal);
+      if (read.bytes > (options.sharedAfterBytes ?? sharedAfter(counter))) await share(table, held, signal);
       return { list: { tag: listTag(counter.listId, counter.version), todos: [...held.todos.values()] }, held };
     }
     const changes = held && changedSince(held.counter, counter);
@@ -188,18 +190,15 @@ async function sharedList(
   if (shared?.listId !== counter.listId) return undefined;
   const { listId, version, next, edits, tag, records } = shared;
   if (tag !== listTag(listId, version)) return undefined;
-  const todos = JSON.parse(
-    process.getBuiltinModule('node:zlib').gunzipSync(Buffer.from(records, 'base64')).toString(),
-  ) as Todo[];
+  const json = process.getBuiltinModule('node:zlib').gunzipSync(Buffer.from(records, 'base64')).toString();
+  const todos = JSON.parse(json) as Todo[];
   return { counter: { listId, version, next, edits }, todos: new Map(todos.map((todo) => [todo.id, todo])) };
 }
 
 /** Shares `held` (sharedList), unless a list as new is shared already: best effort, within SHARE_WITHIN_MS. */
 async function share(table: TableAccess, held: HeldList, signal: AbortSignal): Promise<void> {
-  const records = process
-    .getBuiltinModule('node:zlib')
-    .gzipSync(JSON.stringify([...held.todos.values()]))
-    .toString('base64');
+  const json = JSON.stringify([...held.todos.values()]);
+  const records = process.getBuiltinModule('node:zlib').gzipSync(json).toString('base64');
   if (records.length > MAX_SHARED_BYTES) return;
   const { listId, version, next, edits = 0 } = held.counter;
   const item: SharedItem = { tag: listTag(listId, version), listId, version, next, edits, records };

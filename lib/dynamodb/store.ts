@@ -54,7 +54,7 @@ export interface DynamoDbStoreOptions {
   readonly queuePosts?: boolean;
   /** `written` during versions' first deploy (docs/operations.md), lists not relying on them; else `read` (list.ts). */
   readonly listVersion?: 'read' | 'written';
-  /** A list that read more bytes of records than this shares what it read (list.ts, SHARED_AFTER_BYTES by default). */
+  /** A list that read more bytes of records than this shares what it read (list.ts, `sharedAfter` by default). */
   readonly sharedAfterBytes?: number;
 }
 
