@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { unlessAborted } from '../../lib/abort';
 import type { DynamoDb, PutInput } from '../../lib/dynamodb/client';
 import { SHARED_KEY, SHARE_WITHIN_MS } from '../../lib/dynamodb/list';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
@@ -29,15 +30,8 @@ function heldShare(): { dynamodb: DynamoDb; shared: PutInput[] } {
     query: () => Promise.resolve({ items: [todoItem(record, listBytes(record))], lastKey: undefined }),
     putItem: (input, signal) => {
       shared.push(input);
-      return new Promise((_resolve, reject) => {
-        signal.addEventListener(
-          'abort',
-          () => {
-            reject(signal.reason as Error);
-          },
-          { once: true },
-        );
-      });
+      // Never answered: it ends when its signal aborts.
+      return unlessAborted(new Promise<never>(() => undefined), signal);
     },
     updateItem: refuse,
     deleteItem: refuse,
