@@ -308,7 +308,8 @@ class Deployment {
     const name = `${operation} ${version} ${slot}`;
     const known = this.#containers.get(name);
     if (known !== undefined) return known;
-    const made = this.world.container({ version });
+    // Every list shares what it read: a new container of either version meets the other's shared list.
+    const made = this.world.container({ version, sharedAfterBytes: 0 });
     this.#containers.set(name, made);
     this.versionOf.set(made, version);
     return made;
