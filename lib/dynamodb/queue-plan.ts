@@ -240,31 +240,40 @@ export interface QueuePace {
   readonly head: number;
   readonly next: number;
   readonly density: number | undefined;
-  /** When the POST looked (epoch ms), first and last, and the counter's next at its first look: the queue's speed. */
+  /** Speed: `next` at the first look, and when a look last saw it move (not the last look: commits come in lumps). */
   readonly first: { readonly at: number; readonly next: number };
   readonly at: number;
+  /** The intents ahead when last counted (lib/dynamodb/queue.ts, countAhead): never more since, ids being arrivals. */
+  readonly counted: number | undefined;
 }
 
 export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter, now: number): QueuePace {
   const moved = pace !== undefined && head.id > pace.head && counter.next > pace.next;
   const density = moved ? (counter.next - pace.next) / (head.id - pace.head) : pace?.density;
   const first = pace?.first ?? { at: now, next: counter.next };
-  return { head: head.id, next: counter.next, density, first, at: now };
+  const at = pace === undefined || counter.next > pace.next ? now : pace.at;
+  return { head: head.id, next: counter.next, density, first, at, counted: pace?.counted };
 }
 
-/** About how many intents stand between the head and `mine`: none known before the head has moved once. */
+/** About how many intents stand between the head and `mine` (at most those counted): none known till the head moved. */
 export function intentsAhead(pace: QueuePace, mine: Intent): number {
-  return (pace.density ?? 0) * (mine.id - pace.head);
+  return Math.min((pace.density ?? 0) * (mine.id - pace.head), pace.counted ?? Infinity);
+}
+
+/** How many intents the queue writes in `ms` at the speed seen since the POST's first look: no bound till it moved. */
+export function reachIn(pace: QueuePace, ms: number): number {
+  const { first, at, next } = pace;
+  if (next <= first.next || at <= first.at) return Infinity;
+  return ((next - first.next) / (at - first.at)) * ms;
 }
 
 /**
  * Whether, at the pace seen, the intents ahead of `mine` take longer than `ms` to write: its POST is taken back now, not
- * at its deadline. Titles of 60 KB at 256 containers otherwise waited 8.6 s at the median for a 503 (docs/scale.md).
+ * at its deadline (60 KB titles at 256 containers waited 8.6 s at the median for a 503). Ids extrapolated read a burst
+ * then a gap as a long queue (nine new containers on a busy machine): a count decides (queue.ts, waitFor).
  */
 export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
-  const { first, at, next } = pace;
-  if (next <= first.next || at <= first.at) return false;
-  return intentsAhead(pace, mine) > ((next - first.next) / (at - first.at)) * ms;
+  return intentsAhead(pace, mine) > reachIn(pace, ms);
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   pauseBeforeLook,
   placeOf,
   planCommit,
+  reachIn,
   recentAfter,
   type CommitPlan,
   type CommitRole,
@@ -183,7 +184,10 @@ async function waitFor(
     if (place.kind === 'waiting' && place.head !== undefined) {
       pace = paceAfter(pace, place.head, look.counter, now);
       if (outOfReach(pace, mine, until - now)) {
-        throw new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
+        pace = { ...pace, counted: await countAhead(table, mine, reachIn(pace, until - now), signal) };
+        if (outOfReach(pace, mine, until - now)) {
+          throw new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
+        }
       }
       state.othersUntil = now + HEAD_LEASE_MS;
       if (head?.id !== place.head.id) head = { id: place.head.id, since: now };
@@ -227,6 +231,12 @@ async function queryQueue(
     intents: intents as unknown as QueuedIntent[],
     complete: page.lastKey === undefined,
   };
+}
+
+/** Counts the intents ahead of `mine`, to one past `reach`: a Query of that many (four or more a read unit). */
+async function countAhead(table: TableAccess, mine: Intent, reach: number, signal: AbortSignal): Promise<number> {
+  const { intents } = await queryQueue(table, signal, Math.floor(reach) + 2);
+  return intents.filter((intent) => intent.id < mine.id).length;
 }
 
 /** A look: counter and first intent, one unit (Queries charge items read, projected or not: 16 with a 60 KB title). */

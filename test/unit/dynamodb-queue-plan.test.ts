@@ -16,6 +16,7 @@ import {
   pauseBeforeLook,
   placeOf,
   planCommit,
+  reachIn,
   recentAfter,
   type CommitPlan,
   type CommitRole,
@@ -387,6 +388,26 @@ describe('intentId and pauseBeforeLook', () => {
     const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 50);
     expect(outOfReach(moved, mine, 120)).toBe(false);
     expect(outOfReach(moved, mine, 80)).toBe(true);
+    // A look between commits keeps the speed of the last move: commits come in lumps, not ids a millisecond.
+    const between = paceAfter(moved, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 100);
+    expect(reachIn(between, 100)).toBeCloseTo(48);
+    expect(outOfReach(between, mine, 120)).toBe(false);
+  });
+
+  it('takes the intents counted ahead over those the ids suggest: a burst then a gap is not a long queue', () => {
+    const mine = { id: NOW * 1000, uuid: 'mine' };
+    // The head crossed two ids a microsecond apart for two given: the ids read as 600,000 intents ahead.
+    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 }, NOW);
+    const moved = paceAfter(first, { id: (NOW - 300) * 1000 + 1, uuid: 'h2' }, { next: 102 }, NOW + 50);
+    expect(outOfReach(moved, mine, 1_000)).toBe(true);
+    // Five counted: within the 40 the queue writes in a second at the speed seen.
+    const counted = { ...moved, counted: 5 };
+    expect(intentsAhead(counted, mine)).toBe(5);
+    expect(outOfReach(counted, mine, 1_000)).toBe(false);
+    // A count is kept through later looks: intents ahead only leave.
+    expect(
+      intentsAhead(paceAfter(counted, { id: (NOW - 300) * 1000 + 2, uuid: 'h3' }, { next: 103 }, NOW + 90), mine),
+    ).toBe(5);
   });
 
   it('pauses a commit for each further commit’s intents ahead, past the first two, at most 500 ms', () => {

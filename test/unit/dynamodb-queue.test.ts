@@ -310,12 +310,17 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
    */
   const AHEAD = 250;
   const COMMIT_MS = 50;
+  /** One intent a millisecond before the POST's, in arrival order: ids are arrival times. */
+  const FAR_BACK = Array.from({ length: AHEAD }, (_, i) => (START - AHEAD + i) * 1000);
 
-  /** The POST, its deadline `deadline` ms after the start; what it sent apart from looks. */
-  function farBack(deadline = 9_000) {
+  /**
+   * The POST behind intents of ids `ahead`, `perCommit` of them committed every `commitMs` (the
+   * commit that takes the last takes the POST's too), its deadline `deadline` ms after the start; what it
+   * sent apart from looks.
+   */
+  function queued({ ahead = FAR_BACK, perCommit = MAX_INTENTS, commitMs = COMMIT_MS, deadline = 9_000 } = {}) {
     const { clock, runtime } = fakeRuntime(START, () => 'mine');
-    // One intent a millisecond before the POST's, in arrival order: ids are arrival times.
-    const queue = Array.from({ length: AHEAD }, (_, i) => ({ id: (START - AHEAD + i) * 1000, uuid: `ahead ${i}` }));
+    const queue = ahead.map((id, i) => ({ id, uuid: `ahead ${i}` }));
     let mine: { id: number; uuid: string } | undefined;
     let looks = 0;
     const retracted: string[] = [];
@@ -326,15 +331,19 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
         else retracted.push(`outcome ${String(Item.refused)}`);
         return Promise.resolve();
       },
-      query: () => {
+      query: ({ Limit = Infinity }) => {
         looks++;
-        const taken = Math.floor((clock.now - START) / COMMIT_MS) * MAX_INTENTS;
+        const taken = Math.floor((clock.now - START) / commitMs) * perCommit;
         const all = mine === undefined ? queue : [...queue, mine];
-        const recent = mine !== undefined && taken > AHEAD ? { [mine.uuid]: 3 + AHEAD } : {};
-        const counter = { ...COUNTER_KEY, next: 3 + Math.min(taken, AHEAD + 1), bytes: 0, recent };
-        const page = all.slice(taken, taken + 1);
-        // A look's Limit cut the page where intents remain past it: the POST's own is not gone.
-        return Promise.resolve({ items: [counter, ...page], lastKey: all.length > taken + 1 ? page[0] : undefined });
+        const committed = mine !== undefined && taken >= queue.length;
+        const recent = mine !== undefined && committed ? { [mine.uuid]: 3 + queue.length } : {};
+        const counter = { ...COUNTER_KEY, next: 3 + (committed ? queue.length + 1 : taken), bytes: 0, recent };
+        // The counter and the intents left, to the Query's Limit: the page is cut where intents remain past it.
+        const page = all.slice(taken, taken + Limit - 1);
+        return Promise.resolve({
+          items: [counter, ...page],
+          lastKey: all.length > taken + page.length ? page.at(-1) : undefined,
+        });
       },
       getItem: refuse,
       updateItem: refuse,
@@ -356,7 +365,7 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
   }
 
   it('looks about once for each commit that must land before it, and learns of its own within a look of it', async () => {
-    const { clock, answer, looks } = farBack();
+    const { clock, answer, looks } = queued();
     // Its own intent is taken by the eleventh commit; a look every commitMs (20 ms) until then is 28 looks.
     const written = (Math.floor(AHEAD / MAX_INTENTS) + 1) * COMMIT_MS;
     let answeredAt: number | undefined;
@@ -372,7 +381,7 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
 
   it('takes itself back as soon as the commits ahead of it cannot land before its deadline, not at the deadline', async () => {
     // 250 intents ahead at 24 a 50 ms take about 520 ms; it has 300 (its deadline 600 ms on, less RETRACT_BEFORE_MS).
-    const { clock, answer, retracted } = farBack(600);
+    const { clock, answer, retracted } = queued({ deadline: 600 });
     let answeredAt: number | undefined;
     void answer.then(
       () => undefined,
@@ -383,5 +392,18 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
     expect(retracted).toEqual(['outcome withdrawn', 'intent deleted']);
     // Once it has seen the queue move twice (a commit's time apart), not at 300 ms.
     expect(answeredAt).toBeLessThanOrEqual(START + 3 * COMMIT_MS);
+  });
+
+  it('waits on behind a burst of intents and a gap, where the ids alone read as a long queue: a count says how many', async () => {
+    // Eight POSTs half a second before this one, microseconds apart, written one a commit of 800 ms: the head
+    // crosses one microsecond per commit, so the ids read as 500,000 intents ahead where there are seven.
+    const burst = Array.from({ length: 8 }, (_, i) => (START - 500) * 1000 + i);
+    const { clock, answer, retracted } = queued({ ahead: burst, perCommit: 1, commitMs: 800 });
+    await clock.tickAsync(9 * 800 + 100);
+    await expect(answer).resolves.toEqual({
+      value: expect.objectContaining({ id: 3 + burst.length }),
+      replayed: false,
+    });
+    expect(retracted).toEqual([]);
   });
 });
