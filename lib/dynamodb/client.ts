@@ -8,12 +8,11 @@ import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { Copies, copyFate, type CopyFate, type Fate } from './outcome';
 
 /**
- * How the store talks to DynamoDB, in one file: the operations it uses, with DynamoDB's parameter names and plain
- * values (items, keys, expression values as JavaScript objects); retries; each copy's fate (lib/dynamodb/outcome.ts);
- * requests in flight; `debug` logs. Each copy goes by a Transport, by default lib/aws/https.ts (SigV4 by `aws4` over
- * node:https, items marshalled by `@aws-sdk/util-dynamodb`): ~40 KB loaded at a cold start, where the AWS SDK loaded
- * 415 KB (docs/performance.md). As the SDK did: its standard backoff (three attempts against 500s and timeouts,
- * throttles until the deadline), one body for every copy (a transaction keeps its token).
+ * How the store talks to DynamoDB, in one file: the operations it uses, by DynamoDB's parameter names with plain values
+ * (items, keys, expression values); retries; each copy's fate (outcome.ts); requests in flight; `debug` logs. A copy
+ * goes by a Transport, by default lib/aws/https.ts (SigV4 by `aws4` over node:https, `@aws-sdk/util-dynamodb` to
+ * marshal): ~40 KB at a cold start against the AWS SDK's 415 KB (docs/performance.md). As the SDK: its standard backoff
+ * (three attempts against 500s and timeouts, throttles till the deadline), one body for every copy (and token).
  */
 
 /** Requests in flight at once, and sockets in the client's pool: the same number (see `DynamoDb`). */
@@ -285,15 +284,10 @@ export function dynamoDb(options: DynamoDbOptions = {}): DynamoDb {
           page.LastEvaluatedKey === undefined ? undefined : unmarshall(page.LastEvaluatedKey as Record<string, never>),
       };
     },
-    async putItem(input, signal) {
-      await call('PutItem', input, signal);
-    },
-    async updateItem(input, signal) {
-      await call('UpdateItem', input, signal);
-    },
-    async deleteItem(input, signal) {
-      await call('DeleteItem', input, signal);
-    },
+    // A write's answer holds nothing the store reads.
+    putItem: (input, signal) => call('PutItem', input, signal).then(() => undefined),
+    updateItem: (input, signal) => call('UpdateItem', input, signal).then(() => undefined),
+    deleteItem: (input, signal) => call('DeleteItem', input, signal).then(() => undefined),
     async transactWriteItems(actions, token, signal, copies) {
       const TransactItems = actions.map((action) =>
         Object.fromEntries(Object.entries(action).map(([kind, inner]) => [kind, marshalled(inner as object)])),

@@ -39,10 +39,10 @@ export interface ListOptions {
 }
 
 /**
- * The list as a container last shared it: its records gzipped, with the counter they were read at. A new container
- * starts from it, reading what changed since as a warm one does, not the whole list (10^4 records, ~150 read units
- * each, 256 containers: docs/scale.md). Read eventually consistent, at half the units: any list shared was one at its
- * version; the counter, read strongly, tells what changed. New layout, new key; `tag` tells records shown alike.
+ * The list as a container last shared it, records gzipped, with the counter they were read at: a new container reads
+ * on from it what changed, not the whole list (10^4 records, ~150 units, 256 containers: docs/scale.md). Eventually
+ * consistent, half the units: a list shared was one at its version, and the counter, read strongly, tells what changed
+ * since. A new layout takes a new key; `tag` tells records shown alike.
  */
 export const SHARED_KEY = { pk: 'SHARED', id: 0 };
 /** Shared past 16 read units and a quarter of the list's bytes: a whole read or a long catch-up, not each list. */
@@ -183,10 +183,7 @@ async function sharedList(
   counter: HeldList['counter'],
   signal: AbortSignal,
 ): Promise<HeldList | undefined> {
-  const shared = (await table.dynamodb.getItem(
-    { TableName: table.name, Key: SHARED_KEY, ConsistentRead: false },
-    signal,
-  )) as SharedItem | undefined;
+  const shared = (await getItem(table, SHARED_KEY, signal, false)) as SharedItem | undefined;
   if (shared?.listId !== counter.listId) return undefined;
   const { listId, version, next, edits, tag, records } = shared;
   if (tag !== listTag(listId, version)) return undefined;

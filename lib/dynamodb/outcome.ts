@@ -1,10 +1,9 @@
 /**
- * What became of a write (docs/design.md, "What became of a write") over every copy sent, each the same body:
- * - `applied`: a copy was answered with success;
- * - `not applied`: every copy was refused (DynamoDB applies nothing it refuses) or never sent: none can land later;
- * - `unknown`: some copy may have been applied, or may still land.
- * Kept for the request as a whole, never one attempt: a later copy's refusal does not undo an earlier unanswered one
- * (read from one round, a held copy and three throttles once wrote a POST twice).
+ * What became of a write (docs/design.md, "What became of a write") over every copy sent, each the same body: `applied`,
+ * a copy was answered with success; `not applied`, every copy was refused (DynamoDB applies nothing it refuses) or never
+ * sent: none can land later; `unknown`, some copy may have been applied, or may still land. Kept for the request as a
+ * whole, never one attempt: a later copy's refusal does not undo an earlier unanswered one (read from one round, a held
+ * copy and three throttles once wrote a POST twice).
  */
 export type Fate = 'applied' | 'not applied' | 'unknown';
 

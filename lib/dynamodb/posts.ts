@@ -11,11 +11,10 @@ import { Transaction, commit, type CommitWatch } from './transaction';
 /**
  * POSTs: ids have no gaps and follow creation order, so POSTs write records and move the counter from n to n + k in one
  * transaction, if it still says n (counter.ts): an id is used only with its record, whatever the containers, deletes or
- * restarts. That serializes all POSTs on one item, and DynamoDB cancels a transaction meeting another on it. So:
- * - a container alone writes from the counter as it last saw it: one transaction;
- * - a new container, or one that saw others write or queue, queues (queue.ts, `queues`): many POSTs a transaction;
- * - within one process (serverless-offline), POSTs arriving during a transaction go together in the next (store.ts).
- * docs/performance.md: queued, 50 POSTs a second from 16 containers on AWS all got answers; one transaction each, not.
+ * restarts. That serializes all POSTs on one item, and DynamoDB cancels a transaction meeting another on it. So a
+ * container alone writes from the counter as it last saw it, in one transaction; a new one, or one that saw others
+ * write, queues (queue.ts): many POSTs a transaction (50 a second from 16 containers on AWS all answered, one
+ * transaction each did not: docs/performance.md); one process's POSTs during a transaction go in the next (store.ts).
  */
 
 /** A POST as the store takes it: what it asks for, and its key's claim. */

@@ -42,13 +42,12 @@ import { Transaction, commit } from './transaction';
 
 /**
  * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds).
- * - A queued POST writes its intent (an id in arrival order, a uuid, its payload, apart over INLINE_PAYLOAD_BYTES)
- *   under the counter's partition, and looks: one Query of the counter and first intent, one read unit.
- * - The head commits the queue in order in one transaction: the counter, each record, each intent deleted, each
- *   outcome for its POST to find; the ids given stay in the counter (`recent`) for looks.
- * - A head still for HEAD_LEASE_MS is committed for by the one waiting POST whose conditional mark on it lands first.
- * - A POST near its deadline, or out of the commits' reach, takes itself back ("withdrawn", its intent gone): that
- *   wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
+ * A queued POST writes its intent (an id in arrival order, a uuid, its payload: apart over INLINE_PAYLOAD_BYTES) under
+ * the counter's partition, and looks (a Query of the counter and first intent: one unit). The head commits the queue
+ * in order in one transaction: counter, records, intents deleted, outcomes for their POSTs; the ids given stay in the
+ * counter's `recent` for looks. A head still for HEAD_LEASE_MS is committed for by the waiting POST whose conditional
+ * mark lands first. A POST near its deadline or out of reach takes itself back ("withdrawn", its intent gone): that
+ * wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
  */
 
 /** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
@@ -174,7 +173,8 @@ async function waitFor(
   let head: { id: number; since: number } | undefined;
   let pace: QueuePace | undefined;
   for (;;) {
-    const look = await lookAtQueue(table, signal);
+    // A look: the counter and first intent, one unit (a Query charges items read, projected or not: 16 at 60 KB titles).
+    const look: Look = await queryQueue(table, signal, 2);
     state.counter = look.counter;
     const place = placeOf(look, mine);
     if (place.kind === 'committed') return { value: createTodo(post.request, place.id), replayed: false };
@@ -237,11 +237,6 @@ async function queryQueue(
 async function countAhead(table: TableAccess, mine: Intent, reach: number, signal: AbortSignal): Promise<number> {
   const { intents } = await queryQueue(table, signal, Math.floor(reach) + 2);
   return intents.filter((intent) => intent.id < mine.id).length;
-}
-
-/** A look: counter and first intent, one unit (Queries charge items read, projected or not: 16 with a 60 KB title). */
-function lookAtQueue(table: TableAccess, signal: AbortSignal): Promise<Look> {
-  return queryQueue(table, signal, 2);
 }
 
 /** The counter and the first intents in order, each with its payload (read apart, unless stale): what a commit writes from. */

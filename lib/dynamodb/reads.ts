@@ -29,6 +29,7 @@ export async function todoItems(
   return items;
 }
 
-export function getItem(table: TableAccess, key: Item, signal: AbortSignal): Promise<Item | undefined> {
-  return table.dynamodb.getItem({ TableName: table.name, Key: key, ConsistentRead: true }, signal);
+/** One item, strongly consistent unless not `strong` (half the units; the shared list: list.ts). */
+export function getItem(table: TableAccess, key: Item, signal: AbortSignal, strong = true): Promise<Item | undefined> {
+  return table.dynamodb.getItem({ TableName: table.name, Key: key, ConsistentRead: strong }, signal);
 }

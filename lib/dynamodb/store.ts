@@ -120,10 +120,7 @@ export class DynamoDbTodoStore implements TodoStore {
     });
   }
 
-  /**
-   * POSTs arriving during a transaction go together in the next, within DynamoDB's limits: a burst in one process
-   * (serverless-offline runs all in one) costs a few transactions; on Lambda (a request a container) each goes alone.
-   */
+  /** POSTs during a transaction go in the next (serverless-offline runs all in one process); on Lambda, each alone. */
   create(request: NewTodo, { deadline = this.#defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
       deadline,

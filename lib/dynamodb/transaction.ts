@@ -5,12 +5,11 @@ import { Copies, strongest, type Verdict } from './outcome';
 import type { TableAccess } from './table';
 
 /**
- * Every store write is one TransactWriteItems, built here: its actions, each under a role (`counter`, `record`,
- * `claim`…), and its own ClientRequestToken. Cancellation reasons, in action order, are read by role, never position:
- * adding an action cannot misroute another's. Invariant: a transaction is resent with its own token until applied or no
- * copy can ever land (`commit`: its fate, outcome.ts; its verdict, decisions.ts); only then is a new token built. A
- * token is idempotent for 10 minutes: however many copies land, late ones too, it applies once at most (a new token
- * after a TransactionConflict stored one POST twice: the delayed first attempt landed after the retry).
+ * Every store write is one TransactWriteItems, built here: actions under roles (`counter`, `record`, `claim`…) and its
+ * own ClientRequestToken. Cancellation reasons are read by role, never position: an action added misroutes none.
+ * Invariant: a transaction is resent with its token until applied or no copy can ever land (`commit`: its fate,
+ * outcome.ts; its verdict, decisions.ts); only then is a new token built. A token applies once at most in 10 minutes,
+ * late copies too (a new token after a TransactionConflict stored one POST twice: the first attempt landed late).
  */
 
 export type { TransactItem };
