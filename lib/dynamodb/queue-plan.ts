@@ -185,6 +185,17 @@ export function planCommit(
   };
 }
 
+/** Whether the next commit takes `mine`, as `queue` (from the head) shows: in its first intents, within its bytes. */
+export function takenNext(queue: readonly QueuedIntent[], mine: Intent): boolean {
+  let bytes = 0;
+  for (const { uuid, payload } of queue.slice(0, MAX_INTENTS)) {
+    // A payload apart (over 1 KB) is not read here: it may fill the commit.
+    bytes += payload === undefined ? Infinity : newTodoBytes(payload.request) + ITEM_OVERHEAD_BYTES;
+    if (uuid === mine.uuid) return bytes <= MAX_COMMIT_RECORD_BYTES;
+  }
+  return false;
+}
+
 /** Of the ids the counter keeps from earlier commits, those within RECENT_IDS of its next, and this commit's. */
 export function recentAfter(plan: CommitPlan): Record<string, number> {
   const { next, recent = {} } = plan.counter;
@@ -240,40 +251,34 @@ export interface QueuePace {
   readonly head: number;
   readonly next: number;
   readonly density: number | undefined;
-  /** Speed: `next` at the first look, and when a look last saw it move (not the last look: commits come in lumps). */
+  /** When the POST looked (epoch ms), first and last, and the counter's next at its first look: the queue's speed. */
   readonly first: { readonly at: number; readonly next: number };
   readonly at: number;
-  /** The intents ahead when last counted (lib/dynamodb/queue.ts, countAhead): never more since, ids being arrivals. */
-  readonly counted: number | undefined;
+  /** Seen among what the next commit takes (`takenNext`): it stays so, and is never out of reach. */
+  readonly inNextCommit: boolean;
 }
 
 export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter, now: number): QueuePace {
   const moved = pace !== undefined && head.id > pace.head && counter.next > pace.next;
   const density = moved ? (counter.next - pace.next) / (head.id - pace.head) : pace?.density;
   const first = pace?.first ?? { at: now, next: counter.next };
-  const at = pace === undefined || counter.next > pace.next ? now : pace.at;
-  return { head: head.id, next: counter.next, density, first, at, counted: pace?.counted };
+  return { head: head.id, next: counter.next, density, first, at: now, inNextCommit: pace?.inNextCommit ?? false };
 }
 
-/** About how many intents stand between the head and `mine` (at most those counted): none known till the head moved. */
+/** About how many intents stand between the head and `mine`: none known before the head has moved once. */
 export function intentsAhead(pace: QueuePace, mine: Intent): number {
-  return Math.min((pace.density ?? 0) * (mine.id - pace.head), pace.counted ?? Infinity);
-}
-
-/** How many intents the queue writes in `ms` at the speed seen since the POST's first look: no bound till it moved. */
-export function reachIn(pace: QueuePace, ms: number): number {
-  const { first, at, next } = pace;
-  if (next <= first.next || at <= first.at) return Infinity;
-  return ((next - first.next) / (at - first.at)) * ms;
+  return (pace.density ?? 0) * (mine.id - pace.head);
 }
 
 /**
  * Whether, at the pace seen, the intents ahead of `mine` take longer than `ms` to write: its POST is taken back now, not
- * at its deadline (60 KB titles at 256 containers waited 8.6 s at the median for a 503). Ids extrapolated read a burst
- * then a gap as a long queue (nine new containers on a busy machine): a count decides (queue.ts, waitFor).
+ * at its deadline (60 KB titles at 256 containers waited 8.6 s at the median for a 503, docs/scale.md). An estimate:
+ * ids read a burst then a gap as a long queue, so a POST is taken back only if the next commit does not take it.
  */
 export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
-  return intentsAhead(pace, mine) > reachIn(pace, ms);
+  const { first, at, next } = pace;
+  if (pace.inNextCommit || next <= first.next || at <= first.at) return false;
+  return intentsAhead(pace, mine) > ((next - first.next) / (at - first.at)) * ms;
 }
 
 /**

@@ -23,8 +23,8 @@ import {
   pauseBeforeLook,
   placeOf,
   planCommit,
-  reachIn,
   recentAfter,
+  takenNext,
   type CommitPlan,
   type CommitRole,
   type Decided,
@@ -184,8 +184,10 @@ async function waitFor(
     if (place.kind === 'waiting' && place.head !== undefined) {
       pace = paceAfter(pace, place.head, look.counter, now);
       if (outOfReach(pace, mine, until - now)) {
-        pace = { ...pace, counted: await countAhead(table, mine, reachIn(pace, until - now), signal) };
-        if (outOfReach(pace, mine, until - now)) {
+        // Not if the next commit takes it: the queue's first intents, one Query (four or more a read unit).
+        const { intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
+        pace = { ...pace, inNextCommit: takenNext(intents, mine) };
+        if (!pace.inNextCommit) {
           throw new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
         }
       }
@@ -231,12 +233,6 @@ async function queryQueue(
     intents: intents as unknown as QueuedIntent[],
     complete: page.lastKey === undefined,
   };
-}
-
-/** Counts the intents ahead of `mine`, to one past `reach`: a Query of that many (four or more a read unit). */
-async function countAhead(table: TableAccess, mine: Intent, reach: number, signal: AbortSignal): Promise<number> {
-  const { intents } = await queryQueue(table, signal, Math.floor(reach) + 2);
-  return intents.filter((intent) => intent.id < mine.id).length;
 }
 
 /** The counter and the first intents in order, each with its payload (read apart, unless stale): what a commit writes from. */

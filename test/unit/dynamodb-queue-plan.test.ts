@@ -16,8 +16,8 @@ import {
   pauseBeforeLook,
   placeOf,
   planCommit,
-  reachIn,
   recentAfter,
+  takenNext,
   type CommitPlan,
   type CommitRole,
   type Payload,
@@ -152,6 +152,29 @@ describe('planCommit: what one commit writes', () => {
     const plan = planCommit(counter, queue, 'mine', NOW);
     // Two titles of 150 KB fit in MAX_COMMIT_RECORD_BYTES (400 KB); the third does not.
     expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b', 'mine']);
+  });
+
+  it('says the next commit takes a POST only where it does: among its first intents, within its bytes', () => {
+    const queue = Array.from({ length: MAX_INTENTS + 1 }, (_, i) => intent(`p${i}`, 100 - i));
+    expect(takenNext(queue, queue[MAX_INTENTS - 1]!)).toBe(true);
+    expect(takenNext(queue, queue[MAX_INTENTS]!)).toBe(false);
+    // Behind 400 KB of records; behind a payload apart, which a look does not read: it may be as big.
+    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(150_000) } });
+    expect(takenNext([big('a', 9), big('b', 8), big('c', 7), intent('d', 6)], intent('d', 6))).toBe(false);
+    expect(takenNext([big('a', 9), intent('d', 6)], intent('d', 6))).toBe(true);
+    expect(takenNext([{ id: intent('a', 9).id, uuid: 'a' }, intent('d', 6)], intent('d', 6))).toBe(false);
+  });
+
+  it('holds for any queue: a POST takenNext says the next commit takes is among that commit’s writes', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 200_000 }), { minLength: 1, maxLength: 40 }), (titles) => {
+        const queue = titles.map((bytes, i) => intent(`p${i}`, 100 - i, 0, { request: { title: 'x'.repeat(bytes) } }));
+        const written = new Set(
+          planCommit(counter, queue, queue[0]!.uuid, NOW).writes.map(({ intent: { uuid } }) => uuid),
+        );
+        for (const mine of queue) if (takenNext(queue, mine)) expect(written).toContain(mine.uuid);
+      }),
+    );
   });
 
   it('leaves POSTs already decided out of the writes: done ones dropped, settled ones answered by their outcome', () => {
@@ -388,26 +411,12 @@ describe('intentId and pauseBeforeLook', () => {
     const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 50);
     expect(outOfReach(moved, mine, 120)).toBe(false);
     expect(outOfReach(moved, mine, 80)).toBe(true);
-    // A look between commits keeps the speed of the last move: commits come in lumps, not ids a millisecond.
-    const between = paceAfter(moved, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 100);
-    expect(reachIn(between, 100)).toBeCloseTo(48);
-    expect(outOfReach(between, mine, 120)).toBe(false);
-  });
-
-  it('takes the intents counted ahead over those the ids suggest: a burst then a gap is not a long queue', () => {
-    const mine = { id: NOW * 1000, uuid: 'mine' };
-    // The head crossed two ids a microsecond apart for two given: the ids read as 600,000 intents ahead.
-    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 }, NOW);
-    const moved = paceAfter(first, { id: (NOW - 300) * 1000 + 1, uuid: 'h2' }, { next: 102 }, NOW + 50);
-    expect(outOfReach(moved, mine, 1_000)).toBe(true);
-    // Five counted: within the 40 the queue writes in a second at the speed seen.
-    const counted = { ...moved, counted: 5 };
-    expect(intentsAhead(counted, mine)).toBe(5);
-    expect(outOfReach(counted, mine, 1_000)).toBe(false);
-    // A count is kept through later looks: intents ahead only leave.
+    // Not a POST the next commit takes: the ids estimate, a look at the queue's first intents decides (queue.ts).
+    expect(outOfReach({ ...moved, inNextCommit: true }, mine, 80)).toBe(false);
     expect(
-      intentsAhead(paceAfter(counted, { id: (NOW - 300) * 1000 + 2, uuid: 'h3' }, { next: 103 }, NOW + 90), mine),
-    ).toBe(5);
+      paceAfter({ ...moved, inNextCommit: true }, { id: (NOW - 100) * 1000, uuid: 'h3' }, { next: 148 }, NOW + 100)
+        .inNextCommit,
+    ).toBe(true);
   });
 
   it('pauses a commit for each further commit’s intents ahead, past the first two, at most 500 ms', () => {

@@ -320,14 +320,15 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
    */
   function queued({ ahead = FAR_BACK, perCommit = MAX_INTENTS, commitMs = COMMIT_MS, deadline = 9_000 } = {}) {
     const { clock, runtime } = fakeRuntime(START, () => 'mine');
-    const queue = ahead.map((id, i) => ({ id, uuid: `ahead ${i}` }));
-    let mine: { id: number; uuid: string } | undefined;
+    // Each with its payload inline: short titles.
+    const queue = ahead.map((id, i) => ({ id, uuid: `ahead ${i}`, payload: { request: { title: `ahead ${i}` } } }));
+    let mine: Record<string, unknown> | undefined;
     let looks = 0;
     const retracted: string[] = [];
     const refuse = () => Promise.reject(new Error('a waiting POST far back sends no such request'));
     const dynamodb: DynamoDb = {
       putItem: ({ Item }) => {
-        if (Item.pk === COUNTER_KEY.pk) mine = { id: Number(Item.id), uuid: String(Item.uuid) };
+        if (Item.pk === COUNTER_KEY.pk) mine = Item;
         else retracted.push(`outcome ${String(Item.refused)}`);
         return Promise.resolve();
       },
@@ -336,7 +337,7 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
         const taken = Math.floor((clock.now - START) / commitMs) * perCommit;
         const all = mine === undefined ? queue : [...queue, mine];
         const committed = mine !== undefined && taken >= queue.length;
-        const recent = mine !== undefined && committed ? { [mine.uuid]: 3 + queue.length } : {};
+        const recent = mine !== undefined && committed ? { [String(mine.uuid)]: 3 + queue.length } : {};
         const counter = { ...COUNTER_KEY, next: 3 + (committed ? queue.length + 1 : taken), bytes: 0, recent };
         // The counter and the intents left, to the Query's Limit: the page is cut where intents remain past it.
         const page = all.slice(taken, taken + Limit - 1);
@@ -394,9 +395,9 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
     expect(answeredAt).toBeLessThanOrEqual(START + 3 * COMMIT_MS);
   });
 
-  it('waits on behind a burst of intents and a gap, where the ids alone read as a long queue: a count says how many', async () => {
-    // Eight POSTs half a second before this one, microseconds apart, written one a commit of 800 ms: the head
-    // crosses one microsecond per commit, so the ids read as 500,000 intents ahead where there are seven.
+  it('waits on behind a burst of intents and a gap, where the ids alone read as a long queue: the next commit takes it', async () => {
+    // Eight POSTs half a second before this one, microseconds apart, written one a commit of 800 ms: the head crosses
+    // one microsecond a commit, so the ids read as 500,000 intents ahead; the queue's first intents show seven.
     const burst = Array.from({ length: 8 }, (_, i) => (START - 500) * 1000 + i);
     const { clock, answer, retracted } = queued({ ahead: burst, perCommit: 1, commitMs: 800 });
     await clock.tickAsync(9 * 800 + 100);
