@@ -5,6 +5,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -241,9 +242,16 @@ afterEach(async () => {
   );
 });
 
-/** What a call came to within `ms`: its error's name, 'ok', or 'still pending'. */
-function within(ms: number, work: Promise<unknown>): Promise<string> {
-  return Promise.race([outcome(work), sleep(ms).then(() => 'still pending')]);
+/** What a call came to within `ms`: its error's name, 'ok', or 'still pending'. The wait ends with the call. */
+async function within(ms: number, work: Promise<unknown>): Promise<string> {
+  const waiting = new AbortController();
+  // Aborted only once the race is decided: its value is never read.
+  const pending = delay(ms, 'still pending', { signal: waiting.signal }).catch(() => 'ended');
+  try {
+    return await Promise.race([outcome(work), pending]);
+  } finally {
+    waiting.abort();
+  }
 }
 
 describe('answers cut short, and an abort while signing', () => {
