@@ -192,14 +192,19 @@ async function pagesOf(table: string): Promise<number[][]> {
   }
 }
 
+/** A Query of the records' partition: a page of the list, or what changed since a list held. */
+function readsTheList(request: SeenRequest): boolean {
+  if (request.operation !== 'Query') return false;
+  const query = JSON.parse(request.body) as { ExpressionAttributeValues?: Record<string, { S?: string }> };
+  return query.ExpressionAttributeValues?.[':pk']?.S === TODO_PARTITION;
+}
+
 /** A Query of the list's first page: the start of a whole read (a later page, or what changed, starts after a key). */
 function readsTheWholeList(request: SeenRequest): boolean {
-  if (request.operation !== 'Query') return false;
-  const query = JSON.parse(request.body) as {
-    ExpressionAttributeValues?: Record<string, { S?: string }>;
-    ExclusiveStartKey?: unknown;
-  };
-  return query.ExpressionAttributeValues?.[':pk']?.S === TODO_PARTITION && query.ExclusiveStartKey === undefined;
+  return (
+    readsTheList(request) &&
+    (JSON.parse(request.body) as { ExclusiveStartKey?: unknown }).ExclusiveStartKey === undefined
+  );
 }
 
 /** What cycle `index` of the writer did: the record it deleted and the one it created. */
@@ -251,13 +256,20 @@ describe('a list over 1 MB on the fleet', () => {
         expect(bytes).toBeGreaterThanOrEqual(PAGE_BYTES);
         expect(bytes - (sizes.at(-1) ?? 0)).toBeLessThan(PAGE_BYTES);
       }
-      const queries = () => started.dynamodb?.stats.queries[`${TODO_PARTITION}, Limit none`]?.requests ?? 0;
-      const queriesBefore = queries();
+      const seenBeforeFirst = started.proxy.seen.length;
       started.deploy('listTodos', 'current');
       const first = await fetch(`${url}/todos`, { signal: AbortSignal.timeout(REQUEST_WITHIN_MS) });
       expect(first.status).toBe(200);
       const initial = (await first.json()) as Todo[];
-      expect(queries() - queriesBefore).toBe(pages.length);
+      // Each page read once. A copy sent again has its first's body: the AWS profile answers 1 request in 200 with a
+      // 500, and one after a page's read counted a fourth Query where there were three pages.
+      const pagesRead = new Set(
+        started.proxy.seen
+          .slice(seenBeforeFirst)
+          .filter(readsTheList)
+          .map(({ body }) => body),
+      );
+      expect(pagesRead.size).toBe(pages.length);
 
       const history = new SequentialHistory(initial);
       const rotating = initial.map((todo) => todo.id).filter((id) => id !== RECORD_A);
