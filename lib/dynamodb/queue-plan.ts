@@ -265,9 +265,9 @@ export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: Qu
   return { head: head.id, next: counter.next, density, first, at: now, inNextCommit: pace?.inNextCommit ?? false };
 }
 
-/** About how many intents stand between the head and `mine`: none known before the head has moved once. */
+/** About how many intents stand between the head and `mine`: none known till the head moved, nor in the next commit. */
 export function intentsAhead(pace: QueuePace, mine: Intent): number {
-  return (pace.density ?? 0) * (mine.id - pace.head);
+  return pace.inNextCommit ? 0 : (pace.density ?? 0) * (mine.id - pace.head);
 }
 
 /**
@@ -277,7 +277,7 @@ export function intentsAhead(pace: QueuePace, mine: Intent): number {
  */
 export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
   const { first, at, next } = pace;
-  if (pace.inNextCommit || next <= first.next || at <= first.at) return false;
+  if (next <= first.next || at <= first.at) return false;
   return intentsAhead(pace, mine) > ((next - first.next) / (at - first.at)) * ms;
 }
 

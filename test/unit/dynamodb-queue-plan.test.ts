@@ -412,6 +412,8 @@ describe('intentId and pauseBeforeLook', () => {
     expect(outOfReach(moved, mine, 80)).toBe(true);
     // Not a POST the next commit takes: the ids estimate, a look at the queue's first intents decides (queue.ts).
     expect(outOfReach({ ...moved, inNextCommit: true }, mine, 80)).toBe(false);
+    // Nor does it pause as one far back would: it looks about once a commit.
+    expect(intentsAhead({ ...moved, inNextCommit: true }, mine)).toBe(0);
     expect(
       paceAfter({ ...moved, inNextCommit: true }, { id: (NOW - 100) * 1000, uuid: 'h3' }, { next: 148 }, NOW + 100)
         .inNextCommit,
