@@ -1,5 +1,4 @@
 import { timeLimit } from '../abort';
-import { MAX_LIST_BYTES } from '../list-size';
 import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
 import {
@@ -11,6 +10,7 @@ import {
   todoKey,
   type Counter,
   type Item,
+  type ListTable,
   type TableAccess,
   type TodoItem,
 } from './table';
@@ -44,14 +44,14 @@ export function added(todos: readonly Todo[]): Added {
  * leaves its ids in `recent` (by intent) for waiting POSTs; a POST alone clears them, to keep the counter small.
  */
 export function counterMove(
-  table: string,
+  table: ListTable,
   counter: Counter,
   { records, bytes }: Added,
   recent?: Readonly<Record<string, number>>,
 ): TransactItem {
   return {
     Update: {
-      TableName: table,
+      TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression: `SET #next = :after, #bytes = #bytes + :bytes, #version = #version + :one${recent ? ', #recent = :recent' : ' REMOVE #recent'}`,
       ConditionExpression: '#next = :first AND #bytes <= :room AND attribute_exists(#version)',
@@ -60,7 +60,7 @@ export function counterMove(
         ':first': counter.next,
         ':after': counter.next + records,
         ':bytes': bytes,
-        ':room': MAX_LIST_BYTES - bytes,
+        ':room': table.maxListBytes - bytes,
         ':one': 1,
         ...(recent && { ':recent': recent }),
       },
@@ -70,11 +70,11 @@ export function counterMove(
 }
 
 /** A PUT's or DELETE's action: the size moved by `growth`, within its limit; the version, `edited` in its slot. */
-export function editMove(table: string, growth: number, edited: number): TransactItem {
+export function editMove(table: ListTable, growth: number, edited: number): TransactItem {
   const slot = editSlot(edited);
   return {
     Update: {
-      TableName: table,
+      TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression:
         'SET #bytes = #bytes + :growth, #version = #version + :one, #edits = #edits + :one, #editedAt = #version + :one, #edited = :edited',
@@ -90,7 +90,7 @@ export function editMove(table: string, growth: number, edited: number): Transac
         ':growth': growth,
         ':one': 1,
         ':edited': edited,
-        ...(growth > 0 && { ':room': MAX_LIST_BYTES - growth }),
+        ...(growth > 0 && { ':room': table.maxListBytes - growth }),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },

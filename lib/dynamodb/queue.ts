@@ -36,8 +36,8 @@ import {
   type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
-import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type TableAccess } from './table';
-import { decide } from './decisions';
+import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type ListTable, type TableAccess } from './table';
+import { decide, decidingAt } from './decisions';
 import { Transaction, commit } from './transaction';
 
 /**
@@ -272,7 +272,7 @@ async function commitQueue(
     const plan = planCommit(counter, intents, mine, table.runtime.now(), decided);
     const committed = await commit(
       table,
-      commitTransaction(table.name, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
+      commitTransaction(table, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
       signal,
       {
         // A commit that met another on the counter can never apply once the counter moved.
@@ -282,7 +282,7 @@ async function commitQueue(
     if (committed === 'applied') return afterCommit(state, plan, mine, table.runtime.now() - started);
     if (committed === 'superseded') return undefined;
     const { meanings, codes } = committed.cancelled;
-    const { settled, next } = decide(meanings, commitShares(plan), table.runtime.now());
+    const { settled, next } = decide(meanings, commitShares(plan), decidingAt(table));
     if (next.kind === 'size the list') await prepareCounter(table, signal);
     // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
     if (next.kind !== 'again') {
@@ -321,13 +321,14 @@ function addedBy(plan: CommitPlan): Added {
 
 /** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
 export function commitTransaction(
-  table: string,
+  list: ListTable,
   plan: CommitPlan,
   { token, now }: { token: string; now: number },
 ): Transaction<CommitRole> {
+  const table = list.name;
   const transaction = new Transaction<CommitRole>(token).add(
     'counter',
-    counterMove(table, plan.counter, addedBy(plan), recentAfter(plan)),
+    counterMove(list, plan.counter, addedBy(plan), recentAfter(plan)),
   );
   for (const { intent, todo, bytes } of plan.writes) {
     transaction.add(`record ${intent.uuid}`, {

@@ -21,6 +21,7 @@ import {
 } from '../todos';
 import { timeLimit, unlessAborted } from '../abort';
 import { credentialsProblem } from '../aws/credentials';
+import { MAX_LIST_BYTES } from '../list-size';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type Post } from './posts';
@@ -56,6 +57,11 @@ export interface DynamoDbStoreOptions {
   readonly listVersion?: 'read' | 'written';
   /** A list that read more bytes of records than this shares what it read (list.ts, `sharedAfter` by default). */
   readonly sharedAfterBytes?: number;
+  /**
+   * How large the list may grow, in bytes: MAX_LIST_BYTES (lib/list-size.ts) by default. Every store on one table must
+   * agree: a test that needs a full list of few records gives its stores a smaller one.
+   */
+  readonly maxListBytes?: number;
 }
 
 /** A POST waiting for its record to be written, with others, in the next transaction. */
@@ -87,7 +93,12 @@ export class DynamoDbTodoStore implements TodoStore {
     table: string,
     private readonly options: DynamoDbStoreOptions = {},
   ) {
-    this.#table = { name: table, dynamodb, runtime: options.runtime ?? REAL_RUNTIME };
+    this.#table = {
+      name: table,
+      dynamodb,
+      runtime: options.runtime ?? REAL_RUNTIME,
+      maxListBytes: options.maxListBytes ?? MAX_LIST_BYTES,
+    };
     this.#posts = { counter: undefined, othersUntil: 0, commitMs: 20, queue: options.queuePosts ?? true };
   }
 
@@ -182,6 +193,8 @@ export class DynamoDbTodoStore implements TodoStore {
       // Not raced against the deadline: the operation ends by it, and may answer better than a 503 (claims.ts: 409).
       return await operation(signal);
     } catch (error) {
+      // A 409 names the list's limit: this store's, wherever in it the refusal was made (a key's replay included).
+      if (error instanceof ListFull) throw new ListFull({ replayed: error.replayed, limit: this.#table.maxListBytes });
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });
     } finally {

@@ -23,9 +23,17 @@ export const MAX_TRANSACTION_BYTES = 3_500_000;
 /** A generous size of an item beyond its record's bytes in the list (listBytes): key, version, attribute names. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
-/** How the store's parts reach the table: its name, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
-export interface TableAccess {
+/**
+ * What the actions a write sends need of the table: its name, and how large the list may grow there (MAX_LIST_BYTES,
+ * lib/list-size.ts; smaller in a test that needs a full list of few records: DynamoDbStoreOptions.maxListBytes).
+ */
+export interface ListTable {
   readonly name: string;
+  readonly maxListBytes: number;
+}
+
+/** How the store's parts reach the table: the above, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
+export interface TableAccess extends ListTable {
   readonly dynamodb: DynamoDb;
   readonly runtime: Runtime;
 }

@@ -8,6 +8,7 @@ import { INLINE_PAYLOAD_BYTES, commitTransaction } from '../../lib/dynamodb/queu
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
 import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
 import {
   SEED_TODOS,
   applyPatch,
@@ -281,7 +282,7 @@ describe('a queue commit writes each POST as its own version made it', () => {
 
     const numbered = next.numbered(draft, HIGH, 10);
     expect(plan.writes.map(({ todo, bytes }) => ({ todo, bytes }))).toEqual([numbered]);
-    const transaction = commitTransaction(TABLE, plan, { token: 't', now });
+    const transaction = commitTransaction({ name: TABLE, maxListBytes: MAX_LIST_BYTES }, plan, { token: 't', now });
     const record = transaction.actions[transaction.roles.indexOf('record n1')];
     expect(record).toEqual({
       Put: expect.objectContaining({ Item: { pk: TODO_PARTITION, ...numbered.todo, size: numbered.bytes } }),
