@@ -58,6 +58,11 @@ export interface DynamoDbStoreOptions {
   /** A list that read more bytes of records than this shares what it read (list.ts, `sharedAfter` by default). */
   readonly sharedAfterBytes?: number;
   /**
+   * How long a list waits for its read repair's transaction (repair.ts, RAISE_WITHIN_MS by default): a test on DynamoDB
+   * Local, where a transaction of a hundred actions may take seconds on a busy machine, gives it the list's deadline.
+   */
+  readonly raiseWithinMs?: number;
+  /**
    * How large the list may grow, in bytes: MAX_LIST_BYTES (lib/list-size.ts) by default. Every store on one table must
    * agree: a test that needs a full list of few records gives its stores a smaller one.
    */
@@ -112,6 +117,7 @@ export class DynamoDbTodoStore implements TodoStore {
         unchanged: held,
         pageSize: this.options.pageSize,
         sharedAfterBytes: this.options.sharedAfterBytes,
+        raiseWithinMs: this.options.raiseWithinMs,
         versionTrusted: this.options.listVersion !== 'written',
       });
       // The list that ended last, whatever its version: the next list checks it against the counter.

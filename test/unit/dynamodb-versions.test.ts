@@ -1,12 +1,15 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { INLINE_PAYLOAD_BYTES, commitTransaction } from '../../lib/dynamodb/queue';
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
-import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
+import { bytesOf } from '../../lib/dynamodb/counter';
+import { MAX_RAISES } from '../../lib/dynamodb/repair';
+import type { DynamoDbStoreOptions } from '../../lib/dynamodb/store';
+import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoItem, todoKey } from '../../lib/dynamodb/table';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
 import {
@@ -300,5 +303,92 @@ describe('a queue commit writes each POST as its own version made it', () => {
     const plan = planCommit({ next: 10, bytes: 0 }, [intent('old', undefined, { title: 'queued before' })], 'old', now);
     expect(plan.writes.map(({ todo }) => todo)).toEqual([createTodo({ title: 'queued before' }, 10)]);
     expect(plan.writes.map(({ bytes }) => bytes)).toEqual([listBytes(createTodo({ title: 'queued before' }, 10))]);
+  });
+});
+
+/**
+ * The read repair finishes (issue 50): after a deploy that makes records longer, N+1 raises every record the version
+ * before stored short, MAX_RAISES a list, from any container that reads the list: a warm one whose later lists read
+ * only what changed, and a new one that starts from the list another shared. On DynamoDB Local.
+ */
+describe('the read repair of a list written by the version before', () => {
+  /** How many records the version before wrote: several transactions' worth of raises. */
+  const RECORDS = 3 * MAX_RAISES + 7;
+  /** A list's deadline when its call names none (lib/dynamodb/store.ts): what a list may take. */
+  const LIST_WITHIN_MS = 9_000;
+
+  /** A table holding RECORDS records as this version writes them (its item, its size), and its counter moved to match. */
+  async function writtenBefore(): Promise<string> {
+    const table = await freshTable();
+    await dynamoDbStoreAt(testDynamoDbEndpoint(), table).readList();
+    const todos = Array.from({ length: RECORDS }, (_, i) => createTodo({ title: `written before ${i}` }, 3 + i));
+    const client = localDocumentClient(testDynamoDbEndpoint());
+    for (let i = 0; i < todos.length; i += 25) {
+      const puts = todos.slice(i, i + 25).map((todo) => ({ PutRequest: { Item: todoItem(todo, listBytes(todo)) } }));
+      await client.send(new BatchWriteCommand({ RequestItems: { [table]: puts } }));
+    }
+    await client.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: COUNTER_KEY,
+        UpdateExpression: 'SET #next = :next, #bytes = #bytes + :bytes, #version = #version + :one',
+        ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#version': 'version' },
+        ExpressionAttributeValues: { ':next': 3 + RECORDS, ':bytes': bytesOf(todos), ':one': 1 },
+      }),
+    );
+    return table;
+  }
+
+  /** The records stored smaller than N+1 answers them. */
+  async function shortForNext(table: string): Promise<number> {
+    const items = await storedRecords(table);
+    return items.filter((item) => Number(item.size) < next.listBytes(next.recordOf(item as unknown as next.Todo)))
+      .length;
+  }
+
+  /** The counter covers what N+1 answers: the sum of its records' sizes in N+1's list, exactly. */
+  async function expectCounterCoversNext(table: string): Promise<void> {
+    const items = await storedRecords(table);
+    const answered = items.reduce((sum, item) => sum + next.listBytes(next.recordOf(item as unknown as next.Todo)), 0);
+    expect(await listSize(table)).toEqual({ counted: answered, recounted: answered });
+  }
+
+  /**
+   * A container of N+1: only its lists are sent here, and what they answer is not read. Each waits for its raise as long
+   * as the list may take (a transaction of a hundred actions on DynamoDB Local can take seconds on a busy machine).
+   */
+  async function nextContainer(
+    table: string,
+    options: DynamoDbStoreOptions = {},
+  ): Promise<Pick<TodoStore, 'readList'>> {
+    const NextStore = await nextStoreClass();
+    return new NextStore(localDynamoDb(testDynamoDbEndpoint()), table, { raiseWithinMs: LIST_WITHIN_MS, ...options });
+  }
+
+  it(`a warm container of N+1 raises ${MAX_RAISES} records a list, every one within ⌈records / ${MAX_RAISES}⌉ lists`, async () => {
+    const table = await writtenBefore();
+    expect(await shortForNext(table)).toBe(RECORDS + SEED_TODOS.length);
+    const warm = await nextContainer(table);
+    const lists = Math.ceil((RECORDS + SEED_TODOS.length) / MAX_RAISES);
+
+    for (let list = 1; list <= lists; list++) {
+      await warm.readList();
+      expect(await shortForNext(table)).toBe(Math.max(0, RECORDS + SEED_TODOS.length - list * MAX_RAISES));
+    }
+    await expectCounterCoversNext(table);
+  });
+
+  it('a new container of N+1 that starts from the list another shared raises on from what that one left', async () => {
+    const table = await writtenBefore();
+    // The first container shares what it read, as a list past the sharing threshold does.
+    await (await nextContainer(table, { sharedAfterBytes: 0 })).readList();
+    expect(await shortForNext(table)).toBe(RECORDS + SEED_TODOS.length - MAX_RAISES);
+
+    const fresh = await nextContainer(table);
+    const lists = Math.ceil((RECORDS + SEED_TODOS.length - MAX_RAISES) / MAX_RAISES);
+    for (let list = 1; list <= lists; list++) await fresh.readList();
+
+    expect(await shortForNext(table)).toBe(0);
+    await expectCounterCoversNext(table);
   });
 });
