@@ -108,9 +108,7 @@ function claimed<T>(
   const earlier = claim && claims.get(claim.key);
   if (claim && earlier && earlier.expiresAt > Date.now()) {
     if (earlier.fingerprint !== claim.fingerprint) throw new KeyReused();
-    if (earlier.refused === ListFull) throw new ListFull({ replayed: true, limit: state.maxListBytes });
-    if (earlier.refused) throw new earlier.refused({ replayed: true });
-    return { value: earlier.value as NonNullable<T>, replayed: true };
+    return replayOf(earlier) as Written<NonNullable<T>>;
   }
   let value: T;
   try {
@@ -124,6 +122,13 @@ function claimed<T>(
   if (value === undefined || value === null) return undefined as Extract<T, undefined>;
   if (claim) keep({ ...claim, value });
   return { value, replayed: false };
+}
+
+/** The answer a kept claim gives its request's retry: its value, or its refusal thrown, replayed. */
+function replayOf(earlier: KeptClaim): Written<unknown> {
+  if (earlier.refused === ListFull) throw new ListFull({ replayed: true, limit: state.maxListBytes });
+  if (earlier.refused) throw new earlier.refused({ replayed: true });
+  return { value: earlier.value, replayed: true };
 }
 
 function keep(kept: KeptClaim): void {
@@ -211,5 +216,12 @@ export const remove: TodoStore['remove'] = (id, { claim, precondition }: WriteOp
     }),
   );
 
+export const kept: TodoStore['kept'] = (claim) => {
+  const earlier = claims.get(claim.key);
+  const forThisRequest = earlier && earlier.expiresAt > Date.now() && earlier.fingerprint === claim.fingerprint;
+  const replay = forThisRequest ? (replayOf(earlier) as Written<Todo | undefined>) : undefined;
+  return now(replay?.value === undefined ? undefined : { value: replay.value, replayed: true });
+};
+
 /** The memory store as one TodoStore, for whatever takes a whole store (the tests, the bench). */
-export const memoryStore: TodoStore = { readList, list, get, create, update, remove };
+export const memoryStore: TodoStore = { readList, list, get, create, update, remove, kept };

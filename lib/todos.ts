@@ -230,4 +230,10 @@ export interface TodoStore {
   create(request: NewTodo, options?: WriteOptions): Promise<Written<Todo>>;
   update(id: number, patch: TodoPatch, options?: WriteOptions): Promise<Written<Todo> | undefined>;
   remove(id: number, options?: WriteOptions): Promise<Written<true> | undefined>;
+  /**
+   * What `claim`'s key keeps for this very request (the same fingerprint), if it holds a record: that record, replayed;
+   * a refusal it keeps (412, 409) is thrown, replayed. Undefined when the key holds nothing for this request. For a
+   * request this version refuses that another version took (lib/http.ts, inputOrKept).
+   */
+  kept(claim: IdempotencyClaim, deadline?: Deadline): Promise<Written<Todo> | undefined>;
 }

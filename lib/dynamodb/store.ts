@@ -11,6 +11,7 @@ import {
   changesNothing,
   newTodoBytes,
   type Deadline,
+  type IdempotencyClaim,
   type NewTodo,
   type Todo,
   type TodoPatch,
@@ -23,6 +24,7 @@ import { timeLimit, unlessAborted } from '../abort';
 import { credentialsProblem } from '../aws/credentials';
 import { MAX_LIST_BYTES } from '../list-size';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
+import { claimKey, replayOf } from './claims';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type Post } from './posts';
 import type { PostState } from './queue';
@@ -183,6 +185,17 @@ export class DynamoDbTodoStore implements TodoStore {
     return this.#call(options.deadline, async (signal) => {
       const done = await rewrite(this.#table, id, options, signal, deleteChange(this.#table.name));
       return done && { value: true as const, replayed: done.replayed };
+    });
+  }
+
+  kept(claim: IdempotencyClaim, deadline?: Deadline): Promise<Written<Todo> | undefined> {
+    return this.#call(deadline, async (signal) => {
+      const item = await getItem(this.#table, claimKey(claim.key), signal);
+      const replay = item && replayOf(item, claim, this.#table.runtime.now());
+      // Another request's key holds nothing for this one: the refusal of this one stands.
+      if (replay === undefined || replay instanceof KeyReused) return undefined;
+      if (replay instanceof Error) throw replay;
+      return replay.value && { value: replay.value, replayed: true };
     });
   }
 

@@ -2,7 +2,10 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
-import { nextStoreClass } from '../../harness/versions';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
+import { bodyOf, event, invoke } from '../../harness/event';
+import { ROUTES } from '../../harness/routes';
+import { nextHandlerFactory, nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { INLINE_PAYLOAD_BYTES, commitTransaction } from '../../lib/dynamodb/queue';
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
@@ -390,5 +393,65 @@ describe('the read repair of a list written by the version before', () => {
 
     expect(await shortForNext(table)).toBe(0);
     await expectCounterCoversNext(table);
+  });
+});
+
+/**
+ * One key, one answer across versions (issue 50): a keyed request whose body one version refuses and the other takes.
+ * N+1 checks `priority`, which this version ignores: a POST with a priority N+1 does not know is a 400 there and a 201
+ * here. Once this version has stored it under its key, N+1 answers the key as a replay of what is stored (in N+1's
+ * contract: the priority it shows where none is stored), never a 400 that says nothing changed. Both orders; the
+ * handlers of both versions on one table of DynamoDB Local.
+ */
+describe('a keyed request one version refuses and the other takes', () => {
+  const body = { title: 'a priority N+1 refuses', priority: 'urgent' };
+  const post = (key: string) => event({ method: 'POST', body, headers: { 'idempotency-key': `"${key}"` } });
+
+  async function bothHandlers(): Promise<{ current: APIGatewayProxyHandlerV2; nextVersion: APIGatewayProxyHandlerV2 }> {
+    const { current, nextVersion } = await bothVersions(testDynamoDbEndpoint());
+    const nextCreateTodo = await nextHandlerFactory('createTodo');
+    return {
+      current: ROUTES.createTodo.build(current),
+      nextVersion: nextCreateTodo(nextVersion as unknown as TodoStore),
+    };
+  }
+
+  it('N+1 refuses it (400); this version stores it (201); N+1, asked again, replays what is stored', async () => {
+    const { current, nextVersion } = await bothHandlers();
+
+    expect((await invoke(nextVersion, post('refused first'))).statusCode).toBe(400);
+    const stored = await invoke(current, post('refused first'));
+    expect(stored.statusCode).toBe(201);
+    const again = await invoke(nextVersion, post('refused first'));
+
+    const { id } = bodyOf(stored) as Todo;
+    expect(again.statusCode).toBe(201);
+    expect(again.headers).toMatchObject({ 'idempotent-replayed': 'true', location: `/todos/${id}` });
+    expect(bodyOf(again)).toEqual(next.createTodo({ title: body.title }, id));
+  });
+
+  it('this version stores it first (201); N+1 replays it, and so does this version', async () => {
+    const { current, nextVersion } = await bothHandlers();
+
+    const stored = await invoke(current, post('taken first'));
+    const { id } = bodyOf(stored) as Todo;
+    const replayedByNext = await invoke(nextVersion, post('taken first'));
+    const replayedHere = await invoke(current, post('taken first'));
+
+    expect([replayedByNext.statusCode, replayedHere.statusCode]).toEqual([201, 201]);
+    expect(bodyOf(replayedByNext)).toEqual(next.createTodo({ title: body.title }, id));
+    expect(bodyOf(replayedHere)).toEqual(createTodo({ title: body.title }, id));
+    expect(replayedByNext.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('a key that holds nothing, or another request, leaves the 400 as it is', async () => {
+    const { current, nextVersion } = await bothHandlers();
+    await invoke(
+      current,
+      event({ method: 'POST', body: { title: 'another request' }, headers: { 'idempotency-key': '"held"' } }),
+    );
+
+    expect((await invoke(nextVersion, post('never used'))).statusCode).toBe(400);
+    expect((await invoke(nextVersion, post('held'))).statusCode).toBe(400);
   });
 });
