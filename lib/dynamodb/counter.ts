@@ -10,6 +10,7 @@ import {
   type TableAccess,
 } from './table';
 import type { TransactItem } from './client';
+import { COUNTER_AT_NEXT_WITH_ROOM, COUNTER_HAS_ROOM, COUNTER_SIZED_AND_VERSIONED, notSetYet } from './conditions';
 
 /**
  * The counter: `next`, the next id; `bytes`, the list's size (lib/list-size.ts). Writes move it in their transaction,
@@ -48,7 +49,7 @@ export function counterMove(
       TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression: `SET #next = :after, #bytes = #bytes + :bytes, #version = #version + :one${recent ? ', #recent = :recent' : ' REMOVE #recent'}`,
-      ConditionExpression: '#next = :first AND #bytes <= :room AND attribute_exists(#version)',
+      ConditionExpression: COUNTER_AT_NEXT_WITH_ROOM,
       ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent', '#version': 'version' },
       ExpressionAttributeValues: {
         ':first': counter.next,
@@ -72,7 +73,7 @@ export function editMove(table: ListTable, growth: number, edited: number): Tran
       Key: COUNTER_KEY,
       UpdateExpression:
         'SET #bytes = #bytes + :growth, #version = #version + :one, #edits = #edits + :one, #editedAt = #version + :one, #edited = :edited',
-      ConditionExpression: `${growth > 0 ? '#bytes <= :room' : 'attribute_exists(#bytes)'} AND attribute_exists(#version)`,
+      ConditionExpression: growth > 0 ? COUNTER_HAS_ROOM : COUNTER_SIZED_AND_VERSIONED,
       ExpressionAttributeNames: {
         '#bytes': 'bytes',
         '#version': 'version',
@@ -134,7 +135,7 @@ async function setOnce(
         TableName: table.name,
         Key: COUNTER_KEY,
         UpdateExpression: update,
-        ConditionExpression: `attribute_not_exists(${Object.keys(names)[0]})`,
+        ConditionExpression: notSetYet(Object.keys(names)[0] ?? ''),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },

@@ -7,6 +7,7 @@ import { EDIT_SLOTS, prepareCounter, readCounter } from './counter';
 import { NONE_SHORT, afterRead, raiseShort, type ShortRecord, type ShortRecords } from './repair';
 import { getItem, todoItems } from './reads';
 import { conditionFailed, storedSize, toTodo, todoKey, type Counter, type Item, type TableAccess } from './table';
+import { SHARED_IS_OLDER } from './conditions';
 
 /**
  * GET /todos (docs/design.md, "What a list shows"): each write changing the list moves the counter's `version`, so a
@@ -249,7 +250,7 @@ async function share(table: TableAccess, held: HeldList, signal: AbortSignal): P
       {
         TableName: table.name,
         Item: { ...SHARED_KEY, ...item },
-        ConditionExpression: 'attribute_not_exists(pk) OR #version < :version OR listId <> :listId',
+        ConditionExpression: SHARED_IS_OLDER,
         ExpressionAttributeNames: { '#version': 'version' },
         ExpressionAttributeValues: { ':version': version, ':listId': listId },
       },

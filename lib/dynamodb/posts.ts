@@ -7,6 +7,7 @@ import { added, counterMove, prepareCounter, readCounter } from './counter';
 import { conditionFailed, todoItem, type Counter, type ListTable, type TableAccess } from './table';
 import { decide, decidingAt, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
+import { ITEM_IS_NEW } from './conditions';
 
 /**
  * POSTs: ids have no gaps and follow creation order, so POSTs write records and move the counter from n to n + k in one
@@ -59,7 +60,7 @@ export function postTransaction(
       Put: {
         TableName: table.name,
         Item: todoItem(todo, listBytes(todo)),
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ConditionExpression: ITEM_IS_NEW,
       },
     });
     const claim = posts[index]?.claim;

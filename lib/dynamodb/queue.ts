@@ -39,6 +39,7 @@ import {
 import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type ListTable, type TableAccess } from './table';
 import { decide, decidingAt } from './decisions';
 import { Transaction, commit } from './transaction';
+import { HEAD_UNMARKED, INTENT_ID_FREE_OR_MINE, INTENT_IS_MINE, ITEM_EXISTS, ITEM_IS_NEW } from './conditions';
 
 /**
  * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds).
@@ -148,7 +149,7 @@ async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): P
         {
           TableName: table.name,
           Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expires },
-          ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
+          ConditionExpression: INTENT_ID_FREE_OR_MINE,
           ExpressionAttributeNames: { '#uuid': 'uuid' },
           ExpressionAttributeValues: { ':uuid': uuid },
         },
@@ -332,7 +333,7 @@ export function commitTransaction(
   );
   for (const { intent, todo, bytes } of plan.writes) {
     transaction.add(`record ${intent.uuid}`, {
-      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: ITEM_IS_NEW },
     });
     const { claim } = intent.payload;
     if (claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { todo }, now));
@@ -352,7 +353,7 @@ export function commitTransaction(
       Delete: {
         TableName: table,
         Key: { pk: COUNTER_KEY.pk, id: intent.id },
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: ITEM_EXISTS,
       },
     });
   }
@@ -365,7 +366,7 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
     Put: {
       TableName: table,
       Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: ITEM_IS_NEW,
     },
   };
 }
@@ -379,8 +380,7 @@ async function takeOver(table: TableAccess, head: number, by: string, signal: Ab
         TableName: table.name,
         Key: { pk: COUNTER_KEY.pk, id: head },
         UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
-        ConditionExpression:
-          'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
+        ConditionExpression: HEAD_UNMARKED,
         ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
         ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
       },
@@ -419,7 +419,7 @@ async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, re
       {
         TableName: table.name,
         Key: { pk: COUNTER_KEY.pk, id: mine.id },
-        ConditionExpression: '#uuid = :uuid',
+        ConditionExpression: INTENT_IS_MINE,
         ExpressionAttributeNames: { '#uuid': 'uuid' },
         ExpressionAttributeValues: { ':uuid': mine.uuid },
       },

@@ -13,6 +13,7 @@ import {
 } from './table';
 import { roleParts } from './decisions';
 import { Transaction } from './transaction';
+import { COUNTER_SIZED } from './conditions';
 
 /**
  * Read repair of the list's size (docs/design.md, "Two versions on one table"). A record stored smaller than this
@@ -128,7 +129,7 @@ function raiseTransaction(table: TableAccess, chosen: readonly ShortRecord[]): T
       TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression: 'SET #bytes = #bytes + :growth',
-      ConditionExpression: 'attribute_exists(#bytes)',
+      ConditionExpression: COUNTER_SIZED,
       ExpressionAttributeNames: { '#bytes': 'bytes' },
       ExpressionAttributeValues: { ':growth': growth },
     },

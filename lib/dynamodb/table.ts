@@ -1,6 +1,7 @@
 import { recordOf, sizelessBytes, type Todo } from '../todos';
 import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
+import { RECORD_AT_VERSION, RECORD_UNCHANGED_SINCE_WRITTEN } from './conditions';
 
 /**
  * The table's layout, in one place (`TodosTable` in serverless.yml): string partition key `pk`, numeric sort key `id`.
@@ -100,8 +101,8 @@ export function atVersion(version: number | undefined): {
   ExpressionAttributeValues?: Item;
 } {
   return version === undefined || version === 0
-    ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(v)' }
-    : { ConditionExpression: 'v = :seen', ExpressionAttributeValues: { ':seen': version } };
+    ? { ConditionExpression: RECORD_UNCHANGED_SINCE_WRITTEN }
+    : { ConditionExpression: RECORD_AT_VERSION, ExpressionAttributeValues: { ':seen': version } };
 }
 
 /** A plain write refused because its condition did not hold: what it guarded against had happened. */
