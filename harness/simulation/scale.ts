@@ -3,6 +3,7 @@ import { EventClock } from './event-clock';
 import { SimulatedStage, type Answered, type Request, type StageOptions } from './lambda';
 import { TimedDynamoDb } from './timed-dynamodb';
 import { seeded } from './world';
+import { PACING, type Pacing } from '../../lib/dynamodb/pacing';
 
 /**
  * A point of the scale model (`npm run bench -- scale`): an open-loop workload (clients that do
@@ -11,7 +12,13 @@ import { seeded } from './world';
  * and what each resource did in the measured window, from which the point names its bottleneck.
  */
 
-/** The two designs of POST the bench compares: the queue, and one transaction a POST (lib/dynamodb/store.ts's queuePosts). */
+/**
+ * The design the queue replaced, as a pacing of the bench's own (lib/dynamodb/pacing.ts): a POST never queues; it is
+ * written alone in one transaction from the counter it knows, and again from the counter as it is when another moved it.
+ */
+export const ONE_TRANSACTION_A_POST: Pacing = { ...PACING, queues: () => false };
+
+/** The two designs of POST the bench compares: the queue, and one transaction a POST (ONE_TRANSACTION_A_POST). */
 export type Design = 'queue' | 'one transaction a POST';
 
 export interface Workload {
@@ -102,7 +109,7 @@ export async function filledTable(records: number, titleBytes: number): Promise<
     containers: 1,
     atCap: 'wait',
     throttle: { perSecond: UNLIMITED, burst: UNLIMITED },
-    store: { queuePosts: false },
+    store: { pacing: ONE_TRANSACTION_A_POST },
     cpuMsPerRequest: 0,
   });
   let written = 0;
@@ -139,7 +146,7 @@ export async function runPoint(workload: Workload): Promise<Point> {
     ...(workload.caps && { caps: workload.caps }),
     atCap: workload.atCap ?? 'throttle',
     throttle: { perSecond: workload.throttlePerSecond, burst: 2 * workload.throttlePerSecond },
-    store: { queuePosts: workload.design === 'queue' },
+    store: workload.design === 'queue' ? {} : { pacing: ONE_TRANSACTION_A_POST },
     ...(workload.cpuMsPerRequest !== undefined && { cpuMsPerRequest: workload.cpuMsPerRequest }),
     ...(workload.freezes !== undefined && { freezes: workload.freezes }),
     ...(workload.machine && { gatewayMs: workload.machine.gatewayMs }),

@@ -1,6 +1,6 @@
 import { todoEtag } from '../../lib/conditional';
-import { INLINE_PAYLOAD_BYTES, payloadKey } from '../../lib/dynamodb/queue';
-import { listBytes, recordOf, type NewTodo, type Todo } from '../../lib/todos';
+import { payloadKey } from '../../lib/dynamodb/queue';
+import { MAX_TITLE_LENGTH, listBytes, recordOf, type NewTodo, type Todo } from '../../lib/todos';
 import * as next from '../../test/support/next-version/todos';
 import type { Version } from '../versions';
 import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
@@ -60,12 +60,12 @@ function batched(keyed: boolean): Scenario {
 /**
  * A POST of a container alone that found the counter moved (another container wrote), so it queues;
  * at the queue's head, another container's intent that never commits: the POST waits out the
- * head's lease, takes it over, and commits both. The head's payload is an item apart, as a big
- * request's is (lib/dynamodb/queue.ts, INLINE_PAYLOAD_BYTES); the POST's own rides in its intent,
- * or, `big`, is put apart first too.
+ * head's lease, takes it over, and commits both. The head's payload is an item apart, as the version
+ * before this one put a big request's (lib/dynamodb/queue.ts, payloadKey); the POST's own rides in
+ * its intent, `big` a title of MAX_TITLE_LENGTH characters.
  */
 function queued(keyed: boolean, big = false): Scenario {
-  const title = big ? 'queued, a big request'.padEnd(INLINE_PAYLOAD_BYTES + 1, '.') : 'queued';
+  const title = big ? 'queued, a big request'.padEnd(MAX_TITLE_LENGTH, '.') : 'queued';
   return async (world) => {
     const mine = await warmContainer(world);
     const other = world.container();

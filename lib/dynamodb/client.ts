@@ -135,16 +135,24 @@ const THROTTLES = ['ProvisionedThroughputExceededException', 'ThrottlingExceptio
 const MAX_RETRY_DELAY_MS = 20_000;
 
 /**
+ * The retries of a throttle, or of a plain write meeting a transaction in progress: to the deadline, as a count of
+ * pauses it comes long before (each pause up to 1 s or 320 ms, drawn at random). Past it, the last failure is the answer.
+ */
+const UNTIL_THE_DEADLINE = 1_000;
+
+/**
  * The SDK's standard mode: a random pause (full jitter) up to `baseMs`, doubling to `maxMs`, `times` times; a throttle,
  * or a plain write meeting a transaction in progress (the SDK does not retry it), to the deadline: neither was applied.
  */
 const RETRIES = {
-  throttle: { baseMs: 500, maxMs: 1_000, times: Infinity },
-  conflict: { baseMs: 10, maxMs: 320, times: Infinity },
+  throttle: { baseMs: 500, maxMs: 1_000, times: UNTIL_THE_DEADLINE },
+  conflict: { baseMs: 10, maxMs: 320, times: UNTIL_THE_DEADLINE },
   /** A copy with the same token still in progress, or too many control-plane requests. */
   busy: { baseMs: 500, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
   transient: { baseMs: 100, maxMs: MAX_RETRY_DELAY_MS, times: MAX_ATTEMPTS - 1 },
 };
+/** Every kind's retries: a request's copies are at most one more. */
+const MAX_RETRIES = Object.values(RETRIES).reduce((sum, { times }) => sum + times, 0);
 const BUSY = ['TransactionInProgressException', 'LimitExceededException'];
 const TRANSIENT = ['InternalServerError', 'ServiceUnavailable', 'TimeoutError', 'NetworkError'];
 
@@ -237,7 +245,8 @@ async function send(
   const started = runtime.now();
   const failures = { throttle: 0, conflict: 0, busy: 0, transient: 0 };
   try {
-    for (;;) {
+    // Each failure counts against its kind's retries, and the last one past them is thrown: at most this many copies.
+    for (let copy = 0; copy <= MAX_RETRIES; copy++) {
       const sent = await sendCopy(transport, operation, body, signal, copies);
       if ('answer' in sent) {
         log('debug', { message: 'dynamodb', operation, attempts: copies.sent, durationMs: runtime.now() - started });
@@ -259,6 +268,7 @@ async function send(
       const { baseMs, maxMs } = RETRIES[kind];
       await pause(runtime.random() * Math.min(maxMs, baseMs * 2 ** (failures[kind] - 1)), signal, runtime);
     }
+    throw new Error(`a ${operation} outran its ${MAX_RETRIES} retries`);
   } finally {
     slots.release();
   }

@@ -1,8 +1,10 @@
-import { ListFull, type Refusal } from '../errors';
+import { ListFull, StoreUnavailable, type Refusal } from '../errors';
 import { createTodo, listBytes, type IdempotencyClaim, type NewTodo, type Todo, type Written } from '../todos';
 import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { getItem } from './reads';
-import { HEAD_LEASE_MS, queuePost, queues, type PostState } from './queue';
+import { queuePost } from './queue';
+import type { Pacing, QueueView } from './pacing';
+import { invariant } from './invariant';
 import { added, counterMove, prepareCounter, readCounter } from './counter';
 import { conditionFailed, todoItem, type Counter, type ListTable, type TableAccess } from './table';
 import { decide, decidingAt, type Settled, type Share } from './decisions';
@@ -55,6 +57,13 @@ export function postTransaction(
     'counter',
     counterMove(table, counter, added(writes.map(({ todo }) => todo))),
   );
+  writes.forEach(({ todo }, j) => {
+    invariant(todo.id === counter.next + j, 'POSTs take the counter’s next ids, in turn', () => ({
+      next: counter.next,
+      place: j,
+      id: todo.id,
+    }));
+  });
   for (const { index, todo } of writes) {
     transaction.add(`record ${index}`, {
       Put: {
@@ -88,23 +97,25 @@ function postOutcome(settled: Settled): Outcome | undefined {
 /** Writes these POSTs' records with the next ids: in one transaction when alone or a batch, in the queue otherwise. */
 export async function createPosts(
   table: TableAccess,
-  state: PostState,
+  { view, pacing }: { view: QueueView; pacing: Pacing },
   posts: readonly Post[],
   signal: AbortSignal,
   deadline: number,
 ): Promise<Outcome[]> {
   // A batch is one process with many requests (the emulator): its one transaction writes them all, from the counter
-  // as it is, rather than queue each; without the queue (`queuePosts: false`), a POST alone races so too.
-  const race = posts.length > 1 || !state.queue;
-  if (!race && queues(state, table.runtime.now())) {
-    return Promise.all(posts.map((post) => queuePost(table, state, post, signal, deadline)));
+  // as it is, rather than queue each. A POST alone queues when its pacing says so.
+  const race = posts.length > 1;
+  function queued(post: Post): Promise<Outcome> {
+    return queuePost(table, view, pacing, post, signal, deadline);
   }
-  const outcomes = await writeTogether(table, state, posts, signal, race);
+  if (!race && pacing.queues(view, table.runtime.now())) return Promise.all(posts.map(queued));
+  const outcomes = await writeTogether(table, { view, pacing }, posts, signal, race);
   // Another container moved the counter: the POSTs not settled queue.
-  return Promise.all(
-    posts.map(async (post, index) => outcomes[index] ?? (await queuePost(table, state, post, signal, deadline))),
-  );
+  return Promise.all(posts.map(async (post, index) => outcomes[index] ?? (await queued(post))));
 }
+
+/** The most transactions one call of `writeTogether` sends: past it (a counter always moving), a 503. */
+const MAX_ROUNDS = 1_000;
 
 /**
  * The POSTs in one transaction, from the counter as known. Moved by another container: a batch (`race`) goes on from
@@ -112,30 +123,34 @@ export async function createPosts(
  */
 function writeTogether(
   table: TableAccess,
-  state: PostState,
+  { view, pacing }: { view: QueueView; pacing: Pacing },
   posts: readonly Post[],
   signal: AbortSignal,
   race: boolean,
 ): Promise<(Outcome | undefined)[]> {
+  // Alone, and the counter moved under it: its pacing says whether it queues, or goes on from the counter as it is.
+  function alone(): boolean {
+    return !race && pacing.queues(view, table.runtime.now());
+  }
   return inFlightAtDeadline(signal, async (contended) => {
     const outcomes: (Outcome | undefined)[] = posts.map(() => undefined);
-    for (;;) {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const open = posts.flatMap((_post, index) => (outcomes[index] === undefined ? [index] : []));
       if (open.length === 0) return outcomes;
-      const counter = state.counter ?? (await readCounter(table, signal));
+      const counter = view.counter ?? (await readCounter(table, signal));
       if (counter === undefined) throw new Error(`table ${table.name} has no id counter`);
       const writes = planPosts(counter, posts, open);
       const made = { token: table.runtime.uuid(), now: table.runtime.now() };
       const transaction = postTransaction(table, counter, posts, writes, made);
-      const watch = watchPosts(table, state, counter, signal, contended);
+      const watch = watchPosts(table, view, counter, signal, contended);
       const committed = await commit(table, transaction, signal, watch);
       if (committed === 'superseded') {
-        if (race) continue;
-        return outcomes;
+        if (alone()) return outcomes;
+        continue;
       }
       if (committed === 'applied') {
         const { records, bytes } = added(writes.map(({ todo }) => todo));
-        state.counter = { next: counter.next + records, bytes: (counter.bytes ?? 0) + bytes };
+        view.counter = { next: counter.next + records, bytes: (counter.bytes ?? 0) + bytes };
         for (const { index, todo } of writes) outcomes[index] = { value: todo, replayed: false };
         continue;
       }
@@ -148,17 +163,18 @@ function writeTogether(
       }
       if (next.kind === 'size the list') {
         await prepareCounter(table, signal);
-        state.counter = undefined;
+        view.counter = undefined;
         continue;
       }
       if (next.kind === 'again') {
-        state.counter = next.counter ?? counter;
+        view.counter = next.counter ?? counter;
         continue;
       }
       if (next.kind !== 'moved' || next.counter === undefined) throw new Error(`POSTs cancelled for ${codes}`);
-      othersWrite(table, state, next.counter);
-      if (!race) return outcomes;
+      othersWrite(table, view, next.counter);
+      if (alone()) return outcomes;
     }
+    throw new StoreUnavailable(`POSTs met a moving counter in ${MAX_ROUNDS} transactions`);
   });
 }
 
@@ -167,7 +183,8 @@ function writeTogether(
  * copy on its way then finds the key claimed, not applying once a DELETE made room. Claimed first: its answer.
  */
 async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: AbortSignal): Promise<Outcome> {
-  for (;;) {
+  // A claim found, then gone (expired) before it was read, again and again: a 503 after these many.
+  for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
     try {
       await table.dynamodb.putItem(claimPut(table.name, claim, { listFull: true }, table.runtime.now()).Put, signal);
       return new ListFull();
@@ -179,12 +196,16 @@ async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: 
     const answer = kept && postOutcome(replayOf(kept, claim, table.runtime.now()) ?? 'done');
     if (answer) return answer;
   }
+  throw new StoreUnavailable(`a key's claim for a 409 came and went ${MAX_CLAIM_ROUNDS} times`);
 }
+
+/** Rounds of `keepRefusal`: a claim that expires between its put and its read is rare; three in a row, never seen. */
+const MAX_CLAIM_ROUNDS = 3;
 
 /** On resends: a conflict on a claim (another request holds the key); others moved the counter (it can't apply). */
 function watchPosts(
   table: TableAccess,
-  state: PostState,
+  view: QueueView,
   counter: Counter,
   signal: AbortSignal,
   contended: () => void,
@@ -197,14 +218,14 @@ function watchPosts(
     superseded: async () => {
       const now = await readCounter(table, signal);
       if (now === undefined || now.next === counter.next) return false;
-      othersWrite(table, state, now);
+      othersWrite(table, view, now);
       return true;
     },
   };
 }
 
-/** Another container moved the counter: it is taken as it is now, and this container's POSTs queue for a while. */
-function othersWrite(table: TableAccess, state: PostState, counter: Counter): void {
-  state.counter = counter;
-  state.othersUntil = table.runtime.now() + HEAD_LEASE_MS;
+/** Another container moved the counter: it is taken as it is now, and others are seen at work. */
+function othersWrite(table: TableAccess, view: QueueView, counter: Counter): void {
+  view.counter = counter;
+  view.othersSeenAt = table.runtime.now();
 }

@@ -11,6 +11,7 @@ import {
 } from '../todos';
 import type { Settled, Share } from './decisions';
 import { ITEM_OVERHEAD_BYTES, type Counter } from './table';
+import { invariant } from './invariant';
 
 /** The queue's decisions as pure functions (I/O: lib/dynamodb/queue.ts; protocol: docs/design.md): places, commits. */
 
@@ -26,7 +27,7 @@ export const INTENT_LIFETIME_MS = 10_000;
 /** Ids the counter keeps (`recent`) for the latest commits' POSTs: it bounds the counter, which every commit writes. */
 export const RECENT_IDS = 32;
 
-/** A queued POST, sorted by `id`; its Payload apart if big (queue.ts, INLINE_PAYLOAD_BYTES): a look reads one unit. */
+/** A queued POST, sorted by `id`. */
 export interface Intent {
   /** Epoch ms × 1000 plus a random part: in arrival order, and two at one millisecond differ. */
   readonly id: number;
@@ -43,7 +44,10 @@ export interface Payload {
   readonly claim?: IdempotencyClaim;
 }
 
-/** An intent as a commit reads it: with its payload, unless it is too old to be written (`isStale`). */
+/**
+ * An intent as a look or a commit reads it: with its payload, which rides in it; an intent of the version before may
+ * have its payload apart (queue.ts, payloadKey), which a look does not read, nor a commit once it is stale.
+ */
 export interface QueuedIntent extends Intent {
   readonly payload?: Payload;
 }
@@ -73,7 +77,7 @@ export function intentId(now: number, random: () => number): number {
 /** A look at the queue: the counter, the first intents, and whether the page holds every intent. */
 export interface Look {
   readonly counter: QueueCounter;
-  readonly intents: readonly Intent[];
+  readonly intents: readonly QueuedIntent[];
   /** False when DynamoDB cut the page (its Limit or its 1 MB): intents past the last one are unseen. */
   readonly complete: boolean;
 }
@@ -171,6 +175,11 @@ export function planCommit(
     taken.push({ ...intent, payload });
   }
   const written = taken.filter((intent) => !decided.settled.has(intent.uuid));
+  for (const { uuid } of written) {
+    invariant(!decided.done.has(uuid), 'a POST with an outcome (withdrawn, or written) is never written again', () => ({
+      uuid,
+    }));
+  }
   return {
     counter,
     writes: written.map((intent, j) => ({ intent, ...recordFor(intent, counter.next + j) })),
@@ -241,53 +250,4 @@ export function outcomeOf(
   if (stored.refused === 'reused') return new KeyReused();
   if (stored.refused === 'withdrawn' || stored.todo === undefined) return 'withdrawn';
   return { value: recordOf(stored.todo), replayed: stored.replayed === true };
-}
-
-/**
- * How fast the queue goes, as a POST waits: ids given per unit of intent id (`density`; ids are arrival times) between
- * two heads, the last head and counter. Commits take from the head in order: ids given as it moved ≈ intents between.
- */
-export interface QueuePace {
-  readonly head: number;
-  readonly next: number;
-  readonly density: number | undefined;
-  /** When the POST looked (epoch ms), first and last, and the counter's next at its first look: the queue's speed. */
-  readonly first: { readonly at: number; readonly next: number };
-  readonly at: number;
-  /** Seen among what the next commit takes (`takenNext`): it stays so, and is never out of reach. */
-  readonly inNextCommit: boolean;
-}
-
-export function paceAfter(pace: QueuePace | undefined, head: Intent, counter: QueueCounter, now: number): QueuePace {
-  const moved = pace !== undefined && head.id > pace.head && counter.next > pace.next;
-  const density = moved ? (counter.next - pace.next) / (head.id - pace.head) : pace?.density;
-  const first = pace?.first ?? { at: now, next: counter.next };
-  return { head: head.id, next: counter.next, density, first, at: now, inNextCommit: pace?.inNextCommit ?? false };
-}
-
-/** About how many intents stand between the head and `mine`: none known till the head moved, nor in the next commit. */
-export function intentsAhead(pace: QueuePace, mine: Intent): number {
-  return pace.inNextCommit ? 0 : (pace.density ?? 0) * (mine.id - pace.head);
-}
-
-/**
- * Whether, at the pace seen, the intents ahead of `mine` take longer than `ms` to write: its POST is taken back now, not
- * at its deadline (60 KB titles at 256 containers waited 8.6 s at the median for a 503, docs/scale.md). An estimate:
- * ids read a burst then a gap as a long queue, so a POST is taken back only if the next commit does not take it.
- */
-export function outOfReach(pace: QueuePace, mine: Intent, ms: number): boolean {
-  const { first, at, next } = pace;
-  if (next <= first.next || at <= first.at) return false;
-  return intentsAhead(pace, mine) > ((next - first.next) / (at - first.at)) * ms;
-}
-
-/**
- * The pause before a waiting POST's next look: about a commit's time (every waiting container looks); longer while the
- * head stays put (no polling a stalled head till its lease ends); for a POST over a commit's intents behind, a commit
- * per further commit's intents ahead: it cannot be written before, and 256 POSTs looking every commit read the
- * counter's partition past its 3,000 units a second (docs/scale.md). POSTs near the head look as before.
- */
-export function pauseBeforeLook(commitMs: number, headStillFor: number, ahead = 0): number {
-  const commitsFirst = ahead / MAX_INTENTS - 1;
-  return Math.max(2, Math.min(500, Math.max(commitMs, commitMs * commitsFirst, headStillFor / 4)));
 }

@@ -1,13 +1,16 @@
 import { setMaxListeners } from 'node:events';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
-import { claimPut } from './claims';
 import { pause, timeLimit } from '../abort';
-import type { PutInput } from './client';
-import { counterMove, prepareCounter, readCounter, type Added } from './counter';
-import { getItem } from './reads';
-import type { Outcome, Post } from './posts';
 import { createTodo, draftOf } from '../todos';
+import { claimPut } from './claims';
+import type { DeleteInput, PutInput, UpdateInput } from './client';
+import { HEAD_UNMARKED, INTENT_ID_FREE_OR_MINE, INTENT_IS_MINE, ITEM_EXISTS, ITEM_IS_NEW } from './conditions';
+import { counterMove, prepareCounter, readCounter, type Added } from './counter';
+import { decide } from './decisions';
+import { InvariantFailed, invariant } from './invariant';
+import { MIN_PAUSE_MS, type Pacing, type QueuePace, type QueueView } from './pacing';
+import type { Outcome, Post } from './posts';
 import {
   MAX_INTENTS,
   INTENT_LIFETIME_MS,
@@ -15,12 +18,8 @@ import {
   commitShares,
   decidedAfter,
   intentId,
-  intentsAhead,
   isStale,
-  outOfReach,
   outcomeOf,
-  paceAfter,
-  pauseBeforeLook,
   placeOf,
   planCommit,
   recentAfter,
@@ -32,59 +31,123 @@ import {
   type Look,
   type Payload,
   type QueueCounter,
-  type QueuePace,
   type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
+import { getItem } from './reads';
 import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type ListTable, type TableAccess } from './table';
-import { decide, decidingAt } from './decisions';
-import { Transaction, commit } from './transaction';
-import { HEAD_UNMARKED, INTENT_ID_FREE_OR_MINE, INTENT_IS_MINE, ITEM_EXISTS, ITEM_IS_NEW } from './conditions';
+import { Transaction, commit, type Committed } from './transaction';
 
 /**
- * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds).
- * A queued POST writes its intent (an id in arrival order, a uuid, its payload: apart over INLINE_PAYLOAD_BYTES) under
- * the counter's partition, and looks (a Query of the counter and first intent: one unit). The head commits the queue
- * in order in one transaction: counter, records, intents deleted, outcomes for their POSTs; the ids given stay in the
- * counter's `recent` for looks. A head still for HEAD_LEASE_MS is committed for by the waiting POST whose conditional
- * mark lands first. A POST near its deadline or out of reach takes itself back ("withdrawn", its intent gone): that
- * wins, and a later commit drops the intent unwritten (503), or the POST was committed first.
+ * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds,
+ * and its states, which `QueuedPost` names). A queued POST writes its intent (an id in arrival order, a uuid, its
+ * payload) under the counter's partition, and looks (a Query of the counter and first intent). The head commits the
+ * queue in order in one transaction: counter, records, intents deleted, outcomes for their POSTs; the ids given stay in
+ * the counter's `recent` for looks. A head still for a lease is committed for by the waiting POST whose conditional mark
+ * lands first. A POST near its deadline or out of reach takes itself back ("withdrawn", its intent gone): that wins,
+ * and a later commit drops the intent unwritten (503), or the POST was committed first.
+ *
+ * The protocol is written as states and moves: `request` says what a state sends, `next` decides the next state from
+ * what DynamoDB answered, and `drive` sends, waits and decides. When to look, pause, take over or take itself back is
+ * the pacing's to decide (pacing.ts), never the moves'.
  */
 
-/** How long the queue waits on a head that does not commit before a POST behind it commits for it. */
-export const HEAD_LEASE_MS = 1_000;
-/** How much earlier than its deadline a queued POST takes itself back, to answer in time. */
-const RETRACT_BEFORE_MS = 300;
 /** How long a queued POST's outcome is kept for it to find: well past any request's deadline. */
 const OUTCOME_LIFETIME_S = 3_600;
-/** How a commit's time is learnt: each commit weighs this much against what was known. */
-const COMMIT_MS_WEIGHT = 0.2;
-/** Max inline payload, JSON bytes: a look (counter ~2.5 KB with `recent`, intent) fits 4 KB (docs/performance.md). */
-export const INLINE_PAYLOAD_BYTES = 1_000;
+/** Ids drawn for one intent: two POSTs draw the same id (the same millisecond, the same random part) almost never. */
+const MAX_ID_DRAWS = 8;
+/**
+ * The most steps a queued POST takes between two pauses: a look, a closer look, a mark, a read of the queue, a size,
+ * and a commit for each intent a commit may settle. So its steps are bounded by its deadline, as a count of pauses.
+ */
+const STEPS_BETWEEN_PAUSES = MAX_INTENTS + 6;
 
-/** What a container keeps between its POSTs: the counter as it last saw it, and how its queue goes. */
-export interface PostState {
-  counter: QueueCounter | undefined;
-  /** Whether this container's POSTs queue at all (DynamoDbStoreOptions.queuePosts). */
-  readonly queue: boolean;
-  /** Until when (epoch ms) other containers are taken to be writing too: POSTs queue meanwhile. */
-  othersUntil: number;
-  /** How long a commit of the queue takes here, from the head's look to its answer. */
-  commitMs: number;
+/** What a waiting POST keeps between its looks: the head it saw and since when, and the queue's pace (pacing.ts). */
+interface Wait {
+  readonly head?: { readonly id: number; readonly since: number };
+  readonly pace?: QueuePace;
+}
+
+/** The queue as a head reads it to commit: the counter, and the first intents in order, each with its payload. */
+interface QueueRead {
+  readonly counter: QueueCounter;
+  readonly intents: readonly QueuedIntent[];
+}
+
+/** A head's commit in progress: the queue as read, what earlier rounds from that read decided, and this round's plan. */
+interface Commit {
+  readonly read: QueueRead;
+  readonly decided: Decided;
+  readonly plan: CommitPlan;
+  readonly started: number;
 }
 
 /**
- * Queue if no counter is known (a seed cannot see POSTs waiting) or others wrote within a lease: alone it would race
- * the head. Not for a `recent` seen last: at 16 busy containers every POST then paid a queued POST's four requests.
+ * The states of a queued POST, as docs/design.md's table names them ("The queue as a state machine"; the test
+ * test/unit/queue-states.test.ts holds the two together): the POST's own, a head's, and the end.
  */
-export function queues(state: PostState, now: number): boolean {
-  return state.counter === undefined || now < state.othersUntil;
+export type QueuedPost =
+  | { readonly state: 'putIntent'; readonly intent: QueuedIntent; readonly draws: number }
+  | { readonly state: 'waiting'; readonly mine: Intent; readonly wait: Wait; readonly pauseMs: number }
+  | { readonly state: 'lookCloser'; readonly mine: Intent; readonly wait: Wait }
+  | { readonly state: 'commitQueue'; readonly mine: Intent; readonly wait: Wait }
+  | { readonly state: 'sizeList'; readonly mine: Intent; readonly wait: Wait }
+  | { readonly state: 'takeOver'; readonly mine: Intent; readonly wait: Wait; readonly head: Intent }
+  | { readonly state: 'commit'; readonly mine: Intent; readonly wait: Wait; readonly commit: Commit }
+  | { readonly state: 'gone'; readonly mine: Intent; readonly retracted: boolean }
+  | { readonly state: 'retract'; readonly mine: Intent; readonly reason: unknown }
+  | { readonly state: 'withdraw'; readonly mine: Intent; readonly reason: unknown }
+  | { readonly state: 'answered'; readonly outcome: Outcome }
+  | { readonly state: 'failed'; readonly error: unknown };
+
+/** What each state sends (its move, below), in the words of docs/design.md's table. */
+export const QUEUED_POST_STATES: Readonly<Record<QueuedPost['state'], string>> = {
+  putIntent: 'writes its intent, on condition that its id is free or its own',
+  waiting: 'pauses, then looks: the counter and the first intent',
+  lookCloser: "reads the queue's first intents: does the next commit take it?",
+  takeOver: "marks a stalled head's intent, on condition that no other POST did within a lease",
+  commitQueue: 'reads the queue, to commit it',
+  sizeList: 'counts a list seeded before it had a size',
+  commit: 'commits the queue in one transaction',
+  gone: 'reads its outcome',
+  retract: 'writes its outcome withdrawn, on condition that it has none',
+  withdraw: 'deletes its intent, on condition that it is its own',
+  answered: 'answers with its outcome',
+  failed: 'answers 503',
+};
+
+type Active = Exclude<QueuedPost, { state: 'answered' | 'failed' }>;
+type StateOf<S extends Active['state']> = Extract<Active, { state: S }>;
+
+/** What a move reads besides its state and what DynamoDB answered: the time, the pacing, what the container knows. */
+interface Moment {
+  readonly now: number;
+  readonly pacing: Pacing;
+  readonly view: QueueView;
+  readonly post: Post;
+  /** When the POST takes itself back: its deadline less the pacing's margin. */
+  readonly until: number;
+  readonly maxListBytes: number;
+  /** The runtime's chance: a new intent id. */
+  readonly random: () => number;
+}
+
+/** What a move sends with: the table, the signal that ends its wait, and the moment once DynamoDB answered. */
+interface Io {
+  readonly table: TableAccess;
+  readonly signal: AbortSignal;
+  readonly at: () => Moment;
 }
 
 export function outcomeKey(uuid: string): { pk: string; id: number } {
   return { pk: `DONE#${uuid}`, id: 0 };
 }
 
+/**
+ * Where the version before this one put a payload over 1,000 bytes, apart from its intent. No version writes one now
+ * (titles are capped: every payload rides in its intent); a head still reads one, for an intent that version queued
+ * during the deploy. The next deploy drops it (expand, then contract: docs/operations.md, "Deploying a change").
+ */
 export function payloadKey(uuid: string): { pk: string; id: number } {
   return { pk: `INTENT#${uuid}`, id: 0 };
 }
@@ -94,129 +157,262 @@ function expiresIn(seconds: number, now: number): number {
   return Math.ceil(now / 1000) + seconds;
 }
 
-/** A queued POST: its intent written, it waits for its outcome, committing the queue when at its head. */
+/**
+ * A queued POST, from its intent to its outcome: each step, its state's move (send, then decide from the answer); a
+ * request that fails, past the client's attempts, is decided on too (`failedIn`). An invariant that fails stops it.
+ */
 export async function queuePost(
   table: TableAccess,
-  state: PostState,
+  view: QueueView,
+  pacing: Pacing,
   post: Post,
   signal: AbortSignal,
   deadline: number,
 ): Promise<Outcome> {
-  const mine = await putIntent(table, post, signal);
-  const until = deadline - RETRACT_BEFORE_MS;
+  const until = deadline - pacing.retractBeforeMs;
   const giveUp = timeLimit(
     until - table.runtime.now(),
     () => new StoreUnavailable('the queue did not commit this POST before the deadline', { timedOut: true }),
     table.runtime,
   );
+  // While it waits it gives up at `until` too; taking itself back, only the request's deadline ends it.
+  const waiting = AbortSignal.any([signal, giveUp.signal]);
+  const { runtime, maxListBytes } = table;
+  function at(): Moment {
+    return { now: runtime.now(), pacing, view, post, until, maxListBytes, random: runtime.random };
+  }
+  const maxSteps = Math.ceil((deadline - runtime.now()) / MIN_PAUSE_MS) * STEPS_BETWEEN_PAUSES;
+  let state: QueuedPost = { state: 'putIntent', intent: newIntent(table, post), draws: 1 };
   try {
-    return await waitFor(table, state, post, { mine, until }, AbortSignal.any([signal, giveUp.signal]));
-  } catch (error) {
-    if (signal.aborted) throw error;
-    return await retract(table, mine, signal, error);
+    for (let step = 0; step < maxSteps; step++) {
+      if (state.state === 'answered' || state.state === 'failed') break;
+      const own = state.state === 'retract' || state.state === 'withdraw' || state.state === 'gone';
+      const active: Active = state;
+      try {
+        state = await move(active, { table, signal: own ? signal : waiting, at });
+      } catch (error) {
+        if (error instanceof InvariantFailed) throw error;
+        state = failedIn(active, error, signal.aborted);
+      }
+    }
+    if (state.state === 'answered') return state.outcome;
+    throw state.state === 'failed' ? state.error : new StoreUnavailable(`a queued POST took ${maxSteps} steps`);
   } finally {
     giveUp.stop();
   }
 }
 
-/**
- * Writes the intent after its payload, if apart: none is seen without it. A retry finding its first attempt's intent is
- * done (a late copy, a second intent of one POST, a commit drops). Payloads apart expire: no Query reads them.
- */
-async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): Promise<Intent> {
-  const uuid = table.runtime.uuid();
-  const expires = expiresIn(INTENT_LIFETIME_MS / 1000 + 60, table.runtime.now());
+/** A new intent for `post`: an id drawn in arrival order, a uuid, and its payload, inline. */
+function newIntent(table: TableAccess, post: Post): QueuedIntent {
   const payload: Payload = {
     request: post.request,
     draft: draftOf(post.request),
     ...(post.claim && { claim: post.claim }),
   };
-  const inline = Buffer.byteLength(JSON.stringify(payload)) <= INLINE_PAYLOAD_BYTES;
-  if (!inline) {
-    await table.dynamodb.putItem(
-      { TableName: table.name, Item: { ...payloadKey(uuid), ...payload, [EXPIRES]: expires } },
-      signal,
-    );
-  }
-  for (;;) {
-    const intent: QueuedIntent = {
-      id: intentId(table.runtime.now(), table.runtime.random),
-      uuid,
-      ...(inline && { payload }),
-    };
-    try {
-      await table.dynamodb.putItem(
-        {
-          TableName: table.name,
-          Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expires },
-          ConditionExpression: INTENT_ID_FREE_OR_MINE,
-          ExpressionAttributeNames: { '#uuid': 'uuid' },
-          ExpressionAttributeValues: { ':uuid': uuid },
-        },
-        signal,
-      );
-      return intent;
-    } catch (error) {
-      // Another POST's intent has this id (the same millisecond and random part): another id.
-      if (!conditionFailed(error)) throw error;
-    }
+  return { id: intentId(table.runtime.now(), table.runtime.random), uuid: table.runtime.uuid(), payload };
+}
+
+/** `state`'s move (MOVES). */
+function move(state: Active, io: Io): Promise<QueuedPost> {
+  // TypeScript does not tie MOVES[state.state] to the state it takes: each move is typed by its own state.
+  return (MOVES[state.state] as (state: Active, io: Io) => Promise<QueuedPost>)(state, io);
+}
+
+/** Whether a conditional write was applied (true) or refused by its condition (false); any other failure throws. */
+async function written(write: Promise<void>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (conditionFailed(error)) return false;
+    throw error;
   }
 }
 
-/** Waits for the outcome: commits the queue at its head, or having taken over a stalled head; else pauses. */
-async function waitFor(
-  table: TableAccess,
-  state: PostState,
-  post: Post,
-  { mine, until }: { mine: Intent; until: number },
-  signal: AbortSignal,
-): Promise<Outcome> {
-  let head: { id: number; since: number } | undefined;
-  let pace: QueuePace | undefined;
-  for (;;) {
-    // A look: the counter and first intent, one unit (a Query charges items read, projected or not: 16 at 60 KB titles).
-    const look: Look = await queryQueue(table, signal, 2);
-    state.counter = look.counter;
-    const place = placeOf(look, mine);
-    if (place.kind === 'committed') return { value: createTodo(post.request, place.id), replayed: false };
-    if (place.kind === 'gone') return settledOutcome(await readOutcome(table, mine.uuid, signal));
-    const now = table.runtime.now();
-    let commits = place.kind === 'head';
-    if (place.kind === 'waiting' && place.head !== undefined) {
-      pace = paceAfter(pace, place.head, look.counter, now);
-      if (outOfReach(pace, mine, until - now)) {
-        // Not if the next commit takes it: the queue's first intents, one Query (four or more a read unit).
-        const { intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
-        pace = { ...pace, inNextCommit: takenNext(intents, mine) };
-        if (!pace.inNextCommit) {
-          throw new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
-        }
-      }
-      state.othersUntil = now + HEAD_LEASE_MS;
-      if (head?.id !== place.head.id) head = { id: place.head.id, since: now };
-      if (now - head.since > HEAD_LEASE_MS) {
-        commits = await takeOver(table, place.head.id, mine.uuid, signal);
-        // Another POST has taken the head over: give it a lease before trying again.
-        if (!commits) head = { id: place.head.id, since: table.runtime.now() };
-      }
-    }
-    if (commits) {
-      const outcome = await commitQueue(table, state, mine.uuid, signal);
-      if (outcome !== undefined) return outcome;
-      continue;
-    }
-    const headStillFor = head === undefined ? 0 : table.runtime.now() - head.since;
-    const ahead = pace === undefined ? 0 : intentsAhead(pace, mine);
-    await pause(pauseBeforeLook(state.commitMs, headStillFor, ahead), signal, table.runtime);
+/**
+ * Each state's move: the one request it sends, then the next state, decided by a pure function of the state, what
+ * DynamoDB answered and the moment. What a look or a commit teaches the container is noted on its way (`learn…`).
+ */
+const MOVES: { readonly [S in Active['state']]: (state: StateOf<S>, io: Io) => Promise<QueuedPost> } = {
+  putIntent: async (state, { table, signal, at }) =>
+    afterPut(state, await written(table.dynamodb.putItem(intentPut(table.name, state.intent, at().now), signal)), at()),
+  async waiting(state, { table, signal, at }) {
+    await pause(state.pauseMs, signal, table.runtime);
+    // A look: the counter and first intent, one unit (a Query charges the items read, projected or not).
+    return afterLook(state, learnLook(at(), state.mine, await queryQueue(table, signal, 2)), at());
+  },
+  // The queue's first intents: whether the next commit takes it (four or more intents a read unit).
+  lookCloser: async (state, { table, signal, at }) =>
+    afterLook(state, learnLook(at(), state.mine, await queryQueue(table, signal, 1 + MAX_INTENTS)), at()),
+  async takeOver(state, { table, signal, at }) {
+    const { now, pacing } = at();
+    const mark = headMark(table.name, state.head, state.mine.uuid, now, pacing.headLeaseMs);
+    return afterMark(state, await written(table.dynamodb.updateItem(mark, signal)), at());
+  },
+  commitQueue: async (state, { table, signal, at }) => afterRead(state, await readQueue(table, signal), at()),
+  async sizeList(state, { table, signal, at }) {
+    await prepareCounter(table, signal);
+    return waiting(state.mine, state.wait, at());
+  },
+  async commit(state, { table, signal, at }) {
+    const { plan, read, started } = state.commit;
+    const made = { token: table.runtime.uuid(), now: at().now };
+    const committed = await commit(table, commitTransaction(table, plan, made), signal, {
+      // A commit that met another on the counter can never apply once the counter moved.
+      superseded: async () => (await readCounter(table, signal))?.next !== read.counter.next,
+    });
+    if (committed === 'applied') learnCommit(at(), plan, started);
+    return afterCommit(state, committed, at());
+  },
+  gone: async (state, { table, signal }) =>
+    afterOutcome(state, await getItem(table, outcomeKey(state.mine.uuid), signal)),
+  async retract(state, { table, signal, at }) {
+    const withdrawn = outcomePut(table.name, state.mine.uuid, { refused: 'withdrawn' }, at().now);
+    // An outcome was there first (its record, a refusal, a key's replay): it is the answer.
+    if (!(await written(table.dynamodb.putItem(withdrawn.Put, signal))))
+      return { state: 'gone', mine: state.mine, retracted: true };
+    return { state: 'withdraw', mine: state.mine, reason: state.reason };
+  },
+  async withdraw(state, { table, signal }) {
+    // Refused: committed meanwhile (a commit deleted it, and left it unwritten: its outcome was withdrawn).
+    await written(table.dynamodb.deleteItem(intentDelete(table.name, state.mine), signal));
+    return { state: 'failed', error: state.reason };
+  },
+};
+
+/** Its intent written, it waits; another POST's intent at that id (the same millisecond and random part), another id. */
+function afterPut(state: StateOf<'putIntent'>, put: boolean, at: Moment): QueuedPost {
+  if (put) return waiting(state.intent, {}, at, 0);
+  if (state.draws >= MAX_ID_DRAWS) return { state: 'failed', error: new StoreUnavailable('no free id for an intent') };
+  return { state: 'putIntent', intent: { ...state.intent, id: intentId(at.now, at.random) }, draws: state.draws + 1 };
+}
+
+/**
+ * Where a look finds `mine`: committed (its id in `recent`), gone, at the head, or waiting. Waiting, its pacing says
+ * whether it stays, looks closer or is out of reach; a head still past its lease is taken over.
+ */
+function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Moment): QueuedPost {
+  const { mine } = state;
+  const place = placeOf(look, mine);
+  if (place.kind === 'committed') {
+    return { state: 'answered', outcome: { value: createTodo(at.post.request, place.id), replayed: false } };
   }
+  if (place.kind === 'gone') return { state: 'gone', mine, retracted: false };
+  if (place.kind === 'head') return { state: 'commitQueue', mine, wait: state.wait };
+  if (place.head === undefined) return waiting(mine, state.wait, at);
+  const closer = state.state === 'lookCloser' ? { inNextCommit: takenNext(look.intents, mine) } : {};
+  const pace = { ...at.pacing.afterLook(state.wait.pace, place.head, look.counter, at.now), ...closer };
+  const reach = at.pacing.reach(pace, mine, at.until - at.now);
+  if (reach === 'look closer') return { state: 'lookCloser', mine, wait: { ...state.wait, pace } };
+  if (reach === 'out of reach') {
+    const reason = new StoreUnavailable('the queue cannot write this POST before its deadline', { timedOut: true });
+    return { state: 'retract', mine, reason };
+  }
+  const seen = state.wait.head;
+  const head = seen?.id === place.head.id ? seen : { id: place.head.id, since: at.now };
+  if (at.now - head.since > at.pacing.headLeaseMs)
+    return { state: 'takeOver', mine, wait: { head, pace }, head: place.head };
+  return waiting(mine, { head, pace }, at);
+}
+
+/** Its mark on the head landed: it commits; another POST's did: it gives that one a lease. */
+function afterMark(state: StateOf<'takeOver'>, marked: boolean, at: Moment): QueuedPost {
+  if (marked) return { state: 'commitQueue', mine: state.mine, wait: state.wait };
+  return waiting(state.mine, { ...state.wait, head: { id: state.head.id, since: at.now } }, at);
+}
+
+/** The queue as read: a commit of it, planned; first a size, for a list counted before sizes. */
+function afterRead(state: StateOf<'commitQueue'>, read: QueueRead, at: Moment): QueuedPost {
+  const { mine, wait } = state;
+  if (read.counter.bytes === undefined) return { state: 'sizeList', mine, wait };
+  const plan = planCommit(read.counter, read.intents, mine.uuid, at.now);
+  return { state: 'commit', mine, wait, commit: { read, decided: NOTHING_DECIDED, plan, started: at.now } };
+}
+
+/**
+ * What a commit's end makes of `mine`: written, its answer; settled, its outcome; neither, it waits on. Cancelled, the
+ * decision table (decisions.ts): again from the same read without what it settled; anything else, read again.
+ */
+function afterCommit(state: StateOf<'commit'>, committed: Committed<CommitRole>, at: Moment): QueuedPost {
+  const { mine, wait } = state;
+  const { read, decided, plan } = state.commit;
+  if (committed === 'superseded') return waiting(mine, wait, at);
+  if (committed === 'applied') {
+    const written = plan.writes.find(({ intent }) => intent.uuid === mine.uuid);
+    // The record as this version answers it: the draft was made by this POST's own version, its fields in any order.
+    if (written !== undefined) return { state: 'answered', outcome: { value: toTodo(written.todo), replayed: false } };
+    const settled = plan.settled.get(mine.uuid);
+    return settled === undefined
+      ? waiting(mine, wait, at)
+      : afterOutcome({ state: 'gone', mine, retracted: false }, settled);
+  }
+  const { meanings, codes } = committed.cancelled;
+  const { settled, next } = decide(meanings, commitShares(plan), at);
+  if (next.kind === 'size the list') return { state: 'sizeList', mine, wait };
+  if (next.kind === 'unexplained' || next.kind === 'changed') {
+    return { state: 'retract', mine, reason: new Error(`a commit of the queue cancelled for ${codes}`) };
+  }
+  // Another commit came first (the counter moved, an intent is gone): read again.
+  if (next.kind !== 'again') return waiting(mine, wait, at);
+  const after = decidedAfter(decided, settled);
+  if (after.done.has(mine.uuid)) return { state: 'gone', mine, retracted: false };
+  const replanned = planCommit(read.counter, read.intents, mine.uuid, at.now, after);
+  return { state: 'commit', mine, wait, commit: { ...state.commit, decided: after, plan: replanned } };
+}
+
+/** The answer a stored outcome gives; none (it left the queue with none): it takes itself back, unless it did. */
+function afterOutcome(state: StateOf<'gone'>, stored: StoredOutcome | undefined): QueuedPost {
+  if (stored === undefined) {
+    const reason = new Error('a queued POST left the queue with no outcome');
+    return state.retracted ? { state: 'failed', error: reason } : { state: 'retract', mine: state.mine, reason };
+  }
+  const outcome = outcomeOf(stored);
+  if (outcome !== 'withdrawn') return { state: 'answered', outcome };
+  return { state: 'failed', error: new StoreUnavailable('the POST was withdrawn before it was written') };
+}
+
+/** It waits, and looks again after the pause its pacing gives. */
+function waiting(mine: Intent, wait: Wait, at: Moment, pauseMs?: number): QueuedPost {
+  const still = wait.head === undefined ? 0 : at.now - wait.head.since;
+  return {
+    state: 'waiting',
+    mine,
+    wait,
+    pauseMs: pauseMs ?? at.pacing.pauseBeforeLook(at.view, wait.pace, mine, still),
+  };
+}
+
+/**
+ * A request that failed past the client's attempts (`deadline`: the request's own deadline came): its wait failed,
+ * and the POST takes itself back, so that no POST waits a lease behind it; unless its deadline came (no time to), it
+ * has no intent yet (it may yet be there: a 503 may still be applied), or it was taking itself back.
+ */
+function failedIn(state: Active, error: unknown, deadline: boolean): QueuedPost {
+  if (deadline || state.state === 'putIntent' || state.state === 'retract' || state.state === 'withdraw') {
+    return { state: 'failed', error };
+  }
+  if (state.state === 'gone' && state.retracted) return { state: 'failed', error };
+  return { state: 'retract', mine: state.mine, reason: error };
+}
+
+/** What a look teaches the container: the counter as it is, and, behind another POST's intent, others at work. */
+function learnLook({ view, now }: Moment, mine: Intent, look: Look): Look {
+  view.counter = look.counter;
+  const [head] = look.intents;
+  if (head !== undefined && head.uuid !== mine.uuid) view.othersSeenAt = now;
+  return look;
+}
+
+/** What a commit that went through teaches the container: the counter after it, and how long a commit takes. */
+function learnCommit({ view, pacing, now }: Moment, plan: CommitPlan, started: number): void {
+  const { records, bytes } = addedBy(plan);
+  view.counter = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
+  view.commitMs = pacing.commitMs(view, now - started);
+  log('debug', { message: 'commit', intents: records, settled: plan.settled.size, dropped: plan.drops.length });
 }
 
 /** One Query of the counter's partition: the counter, then the first intents in order, `limit` items in all. */
-async function queryQueue(
-  table: TableAccess,
-  signal: AbortSignal,
-  limit: number,
-): Promise<{ counter: QueueCounter; intents: readonly QueuedIntent[]; complete: boolean }> {
+async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number): Promise<Look> {
   const page = await table.dynamodb.query(
     {
       TableName: table.name,
@@ -236,11 +432,11 @@ async function queryQueue(
   };
 }
 
-/** The counter and the first intents in order, each with its payload (read apart, unless stale): what a commit writes from. */
-async function readQueue(
-  table: TableAccess,
-  signal: AbortSignal,
-): Promise<{ counter: QueueCounter; intents: QueuedIntent[] }> {
+/**
+ * The counter and the first intents in order, each with its payload: what a commit writes from. An intent of the
+ * version before may have its payload apart (`payloadKey`): read, unless stale.
+ */
+async function readQueue(table: TableAccess, signal: AbortSignal): Promise<QueueRead> {
   const { counter, intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
   const now = table.runtime.now();
   // All payloads read at once, each request listening to the signal: past Node's warning at 10, and no leak.
@@ -255,90 +451,50 @@ async function readQueue(
   return { counter, intents: read };
 }
 
-/** Commits the queue in one transaction: `mine`'s outcome if written; undefined if another came first. */
-async function commitQueue(
-  table: TableAccess,
-  state: PostState,
-  mine: string,
-  signal: AbortSignal,
-): Promise<Outcome | undefined> {
-  const started = table.runtime.now();
-  const { counter, intents } = await readQueue(table, signal);
-  if (counter.bytes === undefined) {
-    await prepareCounter(table, signal);
-    return undefined;
-  }
-  let decided: Decided = NOTHING_DECIDED;
-  for (;;) {
-    const plan = planCommit(counter, intents, mine, table.runtime.now(), decided);
-    const committed = await commit(
-      table,
-      commitTransaction(table, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
-      signal,
-      {
-        // A commit that met another on the counter can never apply once the counter moved.
-        superseded: async () => (await readCounter(table, signal))?.next !== counter.next,
-      },
-    );
-    if (committed === 'applied') return afterCommit(state, plan, mine, table.runtime.now() - started);
-    if (committed === 'superseded') return undefined;
-    const { meanings, codes } = committed.cancelled;
-    const { settled, next } = decide(meanings, commitShares(plan), decidingAt(table));
-    if (next.kind === 'size the list') await prepareCounter(table, signal);
-    // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
-    if (next.kind !== 'again') {
-      if (next.kind === 'unexplained' || next.kind === 'changed') {
-        throw new Error(`a commit of the queue cancelled for ${codes}`);
-      }
-      return undefined;
-    }
-    decided = decidedAfter(decided, settled);
-    if (decided.done.has(mine)) return settledOutcome(await readOutcome(table, mine, signal));
-  }
-}
-
-/** What a commit that went through leaves this container knowing, and `mine`'s outcome in it. */
-function afterCommit(state: PostState, plan: CommitPlan, mine: string, tookMs: number): Outcome | undefined {
-  const { records, bytes } = addedBy(plan);
-  state.counter = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
-  state.commitMs = (1 - COMMIT_MS_WEIGHT) * state.commitMs + COMMIT_MS_WEIGHT * tookMs;
-  log('debug', {
-    message: 'commit',
-    intents: plan.writes.length,
-    settled: plan.settled.size,
-    dropped: plan.drops.length,
-  });
-  const written = plan.writes.find(({ intent }) => intent.uuid === mine);
-  // The record as this version answers it: the draft was made by this POST's own version, its fields in any order.
-  if (written !== undefined) return { value: toTodo(written.todo), replayed: false };
-  const settled = plan.settled.get(mine);
-  return settled === undefined ? undefined : settledOutcome(settled);
-}
-
 /** What a commit adds to the list: its records, each with its bytes as its POST's version counted them. */
 function addedBy(plan: CommitPlan): Added {
   return { records: plan.writes.length, bytes: plan.writes.reduce((sum, { bytes }) => sum + bytes, 0) };
 }
 
-/** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
+/**
+ * A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes,
+ * every intent taken deleted. It asserts what the queue relies on before anything is sent: the records take the
+ * counter's next ids in the order their POSTs queued, with no gap; each goes with its outcome; the counter moves by
+ * their sizes.
+ */
 export function commitTransaction(
   list: ListTable,
   plan: CommitPlan,
   { token, now }: { token: string; now: number },
 ): Transaction<CommitRole> {
   const table = list.name;
+  const added = addedBy(plan);
   const transaction = new Transaction<CommitRole>(token).add(
     'counter',
-    counterMove(list, plan.counter, addedBy(plan), recentAfter(plan)),
+    counterMove(list, plan.counter, added, recentAfter(plan)),
   );
-  for (const { intent, todo, bytes } of plan.writes) {
+  plan.writes.forEach(({ intent, todo, bytes }, j) => {
+    invariant(todo.id === plan.counter.next + j, 'a commit gives the counter’s next ids, in turn', () => ({
+      next: plan.counter.next,
+      place: j,
+      id: todo.id,
+    }));
+    const before = plan.writes[j - 1]?.intent.id ?? -Infinity;
+    invariant(intent.id > before, 'a commit writes intents in the order they queued', () => ({
+      before,
+      id: intent.id,
+    }));
+    const item = todoItem(todo, bytes);
     transaction.add(`record ${intent.uuid}`, {
-      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: ITEM_IS_NEW },
+      Put: { TableName: table, Item: item, ConditionExpression: ITEM_IS_NEW },
     });
     const { claim } = intent.payload;
     if (claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { todo }, now));
     transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, { todo }, now));
-  }
+    invariant(transaction.roles.includes(`outcome ${intent.uuid}`), 'a record is written with its outcome', () => ({
+      id: todo.id,
+    }));
+  });
   for (const intent of plan.settledIntents) {
     const outcome = plan.settled.get(intent.uuid) ?? {};
     transaction.add(`outcome ${intent.uuid}`, outcomePut(table, intent.uuid, outcome, now));
@@ -349,14 +505,17 @@ export function commitTransaction(
     }
   }
   for (const intent of [...plan.writes.map(({ intent: written }) => written), ...plan.settledIntents, ...plan.drops]) {
-    transaction.add(`intent ${intent.id}`, {
-      Delete: {
-        TableName: table,
-        Key: { pk: COUNTER_KEY.pk, id: intent.id },
-        ConditionExpression: ITEM_EXISTS,
-      },
-    });
+    const Key = { pk: COUNTER_KEY.pk, id: intent.id };
+    transaction.add(`intent ${intent.id}`, { Delete: { TableName: table, Key, ConditionExpression: ITEM_EXISTS } });
   }
+  const sizes = transaction.actions.reduce(
+    (sum, action) => sum + ('Put' in action && action.Put.Item.pk === 'TODO' ? Number(action.Put.Item.size) : 0),
+    0,
+  );
+  invariant(sizes === added.bytes, 'the counter moves by the sizes of the records a commit writes', () => ({
+    sizes,
+    moved: added.bytes,
+  }));
   return transaction;
 }
 
@@ -371,63 +530,36 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
   };
 }
 
-/** Marks the head taken by `by`, to commit for it: false if another did within a lease, or the head is committed. */
-async function takeOver(table: TableAccess, head: number, by: string, signal: AbortSignal): Promise<boolean> {
-  const now = table.runtime.now();
-  try {
-    await table.dynamodb.updateItem(
-      {
-        TableName: table.name,
-        Key: { pk: COUNTER_KEY.pk, id: head },
-        UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
-        ConditionExpression: HEAD_UNMARKED,
-        ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
-        ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
-      },
-      signal,
-    );
-    return true;
-  } catch (error) {
-    if (conditionFailed(error)) return false;
-    throw error;
-  }
+/** A queued POST's intent, with its time to live: a retry of the put finds its first copy's, and is done. */
+function intentPut(table: string, intent: QueuedIntent, now: number): PutInput {
+  return {
+    TableName: table,
+    Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expiresIn(INTENT_LIFETIME_MS / 1000 + 60, now) },
+    ConditionExpression: INTENT_ID_FREE_OR_MINE,
+    ExpressionAttributeNames: { '#uuid': 'uuid' },
+    ExpressionAttributeValues: { ':uuid': intent.uuid },
+  };
 }
 
-function readOutcome(table: TableAccess, uuid: string, signal: AbortSignal): Promise<StoredOutcome | undefined> {
-  return getItem(table, outcomeKey(uuid), signal);
+/** A POST takes back its own intent, so that none waits on it. */
+function intentDelete(table: string, mine: Intent): DeleteInput {
+  return {
+    TableName: table,
+    Key: { pk: COUNTER_KEY.pk, id: mine.id },
+    ConditionExpression: INTENT_IS_MINE,
+    ExpressionAttributeNames: { '#uuid': 'uuid' },
+    ExpressionAttributeValues: { ':uuid': mine.uuid },
+  };
 }
 
-/** The answer a stored outcome gives; a POST that left the queue with none, or withdrawn, has no answer but a 503. */
-function settledOutcome(stored: StoredOutcome | undefined): Outcome {
-  if (stored === undefined) throw new Error('a queued POST left the queue with no outcome');
-  const outcome = outcomeOf(stored);
-  if (outcome === 'withdrawn') throw new StoreUnavailable('the POST was withdrawn before it was written');
-  return outcome;
-}
-
-/** Takes a POST back ("withdrawn"), then its intent so none waits on it: a 503; committed meanwhile, its outcome. */
-async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, reason: unknown): Promise<Outcome> {
-  try {
-    const withdrawn = outcomePut(table.name, mine.uuid, { refused: 'withdrawn' }, table.runtime.now());
-    await table.dynamodb.putItem(withdrawn.Put, signal);
-  } catch (error) {
-    if (!conditionFailed(error)) throw error;
-    return settledOutcome(await readOutcome(table, mine.uuid, signal));
-  }
-  await table.dynamodb
-    .deleteItem(
-      {
-        TableName: table.name,
-        Key: { pk: COUNTER_KEY.pk, id: mine.id },
-        ConditionExpression: INTENT_IS_MINE,
-        ExpressionAttributeNames: { '#uuid': 'uuid' },
-        ExpressionAttributeValues: { ':uuid': mine.uuid },
-      },
-      signal,
-    )
-    .catch((error: unknown) => {
-      // Committed meanwhile: a commit deleted it, and left it unwritten (its outcome was withdrawn).
-      if (!conditionFailed(error)) throw error;
-    });
-  throw reason;
+/** Marks the head taken by `by`, to commit for it, unless another did within a lease or the head is committed. */
+function headMark(table: string, head: Intent, by: string, now: number, leaseMs: number): UpdateInput {
+  return {
+    TableName: table,
+    Key: { pk: COUNTER_KEY.pk, id: head.id },
+    UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
+    ConditionExpression: HEAD_UNMARKED,
+    ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
+    ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - leaseMs },
+  };
 }

@@ -1,4 +1,4 @@
-import { ListFull, PreconditionFailed } from '../errors';
+import { ListFull, PreconditionFailed, StoreUnavailable } from '../errors';
 import {
   applyPatch,
   listBytes,
@@ -24,6 +24,7 @@ import {
 import type { ConditionCheckInput } from './client';
 import { decide, decidingAt } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
+import { invariant } from './invariant';
 
 /**
  * PUT and DELETE: read the record, then write in one transaction if its version is still the one read: the update or
@@ -56,6 +57,13 @@ export function putChange(table: string, patch: TodoPatch): (current: TodoItem) 
     const before = toTodo(current);
     const todo = applyPatch(before, patch);
     const growth = listBytes(todo) - listBytes(before);
+    const size = storedSize(current) + growth;
+    // A record stored at its size here keeps it: the list's size stays the sum of what every record answers.
+    invariant(storedSize(current) !== listBytes(before) || size === listBytes(todo), 'a PUT stores its size', () => ({
+      id: current.id,
+      stored: storedSize(current),
+      size,
+    }));
     const version = atVersion(current.v);
     const named = Object.entries(patch).filter(([, value]) => value !== undefined);
     return {
@@ -76,7 +84,7 @@ export function putChange(table: string, patch: TodoPatch): (current: TodoItem) 
           ExpressionAttributeValues: {
             ...Object.fromEntries(named.map(([, value], i) => [`:field${i}`, value])),
             ':version': (current.v ?? 0) + 1,
-            ':size': storedSize(current) + growth,
+            ':size': size,
             ...version.ExpressionAttributeValues,
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -151,7 +159,7 @@ export function rewrite(
     let current = (await getItem(table, todoKey(id), signal)) as TodoItem | undefined;
     // Refused for a full list with a key: the key is claimed for the 409, from the record as read.
     let full = false;
-    for (;;) {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       if (current === undefined) {
         const kept = claim && (await getItem(table, claimKey(claim.key), signal));
         const replay = kept && replayOf(kept, claim, table.runtime.now());
@@ -193,5 +201,9 @@ export function rewrite(
       // Again as it was: the key's old claim expired meanwhile.
       else if (next.kind !== 'again') throw new Error(`a write of record ${id} cancelled for ${codes}`);
     }
+    throw new StoreUnavailable(`record ${id} changed under each of ${MAX_ROUNDS} writes`);
   });
 }
+
+/** The most transactions one PUT or DELETE sends: past it (a record always changing under it), a 503. */
+const MAX_ROUNDS = 1_000;

@@ -1,3 +1,4 @@
+import { StoreUnavailable } from '../errors';
 import { FIRST_NEW_ID, SEED_TODOS, listBytes } from '../todos';
 import { backoff } from '../abort';
 import { bytesOf, readCounter } from './counter';
@@ -12,7 +13,7 @@ import { ITEM_IS_NEW } from './conditions';
 
 /** Seeds the table unless it is seeded; resolves with the counter as it is. */
 export async function seeded(table: TableAccess, signal: AbortSignal): Promise<Counter> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const counter = await readCounter(table, signal);
     if (counter !== undefined) return counter;
     const fresh: Counter = {
@@ -41,4 +42,8 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
     if (meanings.counter?.kind !== 'moved') throw new Error(`the seed was cancelled for ${codes}`);
     await backoff(signal, attempt, table.runtime);
   }
+  throw new StoreUnavailable(`the table was neither seeded nor found seeded in ${MAX_ATTEMPTS} attempts`);
 }
+
+/** A seed's attempts: another container's seed, found by the next read, ends it at the second; a 503 past these. */
+const MAX_ATTEMPTS = 8;

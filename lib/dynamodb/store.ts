@@ -27,7 +27,7 @@ import { REAL_RUNTIME, type Runtime } from '../runtime';
 import { claimKey, replayOf } from './claims';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type Post } from './posts';
-import type { PostState } from './queue';
+import { PACING, newQueueView, type Pacing, type QueueView } from './pacing';
 import { readList, type HeldList } from './list';
 import { getItem } from './reads';
 import { deleteChange, putChange, rewrite } from './rewrite';
@@ -51,10 +51,11 @@ export interface DynamoDbStoreOptions {
   readonly pageSize?: number;
   /** The time and chance the store uses: the real ones by default; the simulator's in harness/simulation/. */
   readonly runtime?: Runtime;
-  /** POSTs arriving during a transaction go together in the next (default); `npm run bench -- batching` measures it. */
-  readonly batchPosts?: boolean;
-  /** Queue POSTs once others meet on the counter (queue.ts; default); off: what it beat (`npm run bench -- fleet`). */
-  readonly queuePosts?: boolean;
+  /**
+   * When POSTs queue, pause, take over or give up (pacing.ts): PACING by default. The simulator explores the queue
+   * under an adversarial pacing too; the bench measures the designs it replaced with pacings of its own.
+   */
+  readonly pacing?: Pacing;
   /** `written` during versions' first deploy (docs/operations.md), lists not relying on them; else `read` (list.ts). */
   readonly listVersion?: 'read' | 'written';
   /** A list that read more bytes of records than this shares what it read (list.ts, `sharedAfter` by default). */
@@ -84,8 +85,8 @@ const ANSWERS = [StoreUnavailable, ListFull, KeyReused, KeyInFlight, Preconditio
 
 export class DynamoDbTodoStore implements TodoStore {
   readonly #table: TableAccess;
-  /** The counter as this container knows it, and how its queue of POSTs goes (lib/dynamodb/queue.ts). */
-  readonly #posts: PostState;
+  /** What this container knows of the queue of POSTs (pacing.ts), and its pacing. */
+  readonly #posts: { readonly view: QueueView; readonly pacing: Pacing };
   #seeded: Promise<void> | undefined;
   /** The counter as the seed found or made it, and when the seed began. */
   #seedRead: { readonly counter: Counter; readonly began: number } | undefined;
@@ -106,7 +107,7 @@ export class DynamoDbTodoStore implements TodoStore {
       runtime: options.runtime ?? REAL_RUNTIME,
       maxListBytes: options.maxListBytes ?? MAX_LIST_BYTES,
     };
-    this.#posts = { counter: undefined, othersUntil: 0, commitMs: 20, queue: options.queuePosts ?? true };
+    this.#posts = { view: newQueueView(), pacing: options.pacing ?? PACING };
   }
 
   readList(deadline?: Deadline, held?: (tag: string) => boolean): Promise<TodoList> {
@@ -146,7 +147,7 @@ export class DynamoDbTodoStore implements TodoStore {
       (signal) =>
         new Promise<Written<Todo>>((resolve, reject) => {
           const pending: PendingCreate = { request, claim, signal, deadline, resolve, reject };
-          if (this.options.batchPosts === false) {
+          if (!this.#posts.pacing.batchPosts) {
             void this.#commitBatch([pending]);
             return;
           }
@@ -230,7 +231,7 @@ export class DynamoDbTodoStore implements TodoStore {
     const began = this.#table.runtime.now();
     this.#seeded ??= seeded(this.#table, signal).then(
       (counter) => {
-        // Not this.#posts' counter: a new container's first POST queues (queue.ts, `queues`), as a seed cannot see
+        // Not this.#posts' counter: a new container's first POST queues (pacing.ts, `queues`), as a seed cannot see
         // POSTs waiting; at 256 containers new ones' POSTs written alone from it starved the queue (docs/scale.md).
         this.#seedRead = { counter, began };
       },
@@ -308,12 +309,11 @@ function misconfigured(error: unknown): StoreMisconfigured | undefined {
   return problem === undefined ? undefined : new StoreMisconfigured(problem, { cause: error });
 }
 
-/** Configured by TODOS_TABLE, DYNAMODB_ENDPOINT locally, TODO_POST_QUEUE=off (bench), TODO_LIST_VERSION=written. */
+/** Configured by TODOS_TABLE, DYNAMODB_ENDPOINT locally, TODO_LIST_VERSION=written. */
 export function dynamoDbStoreFromEnv(env: NodeJS.ProcessEnv = process.env): DynamoDbTodoStore {
   const table = env.TODOS_TABLE;
   if (table === undefined || table === '') throw new Error('TODOS_TABLE must name the DynamoDB table');
   return new DynamoDbTodoStore(dynamoDb({ endpoint: env.DYNAMODB_ENDPOINT }), table, {
-    queuePosts: env.TODO_POST_QUEUE !== 'off',
     listVersion: env.TODO_LIST_VERSION === 'written' ? 'written' : 'read',
   });
 }

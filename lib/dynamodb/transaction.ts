@@ -1,3 +1,4 @@
+import { StoreUnavailable } from '../errors';
 import { backoff } from '../abort';
 import { DynamoDbError, type CancellationReason, type TransactItem } from './client';
 import { VERDICT, meaningOf, type Meaning } from './decisions';
@@ -99,7 +100,7 @@ export async function commit<Role extends string>(
   signal: AbortSignal,
   watch: CommitWatch<Role> = {},
 ): Promise<Committed<Role>> {
-  for (let round = 0; ; round++) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
     let reasons: readonly Reason[] | undefined;
     try {
       await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, signal, transaction.copies);
@@ -119,4 +120,11 @@ export async function commit<Role extends string>(
     if (transaction.copies.fate === 'not applied' && (await watch.superseded?.())) return 'superseded';
     await backoff(signal, round, table.runtime);
   }
+  throw new StoreUnavailable(`a transaction sent in ${MAX_ROUNDS} rounds is ${transaction.copies.fate}`);
 }
+
+/**
+ * The most rounds a transaction is sent in: each is a round trip and a pause of up to 320 ms (backoff), so a request's
+ * deadline comes long before. At it, the transaction ends as its copies left it, and is answered 503.
+ */
+const MAX_ROUNDS = 1_000;

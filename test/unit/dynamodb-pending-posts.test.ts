@@ -4,6 +4,10 @@ import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY } from '../../lib/dynamodb/table';
 import { StoreUnavailable } from '../../lib/errors';
 import { fakeRuntime } from '../support/fake-runtime';
+import { PACING } from '../../lib/dynamodb/pacing';
+
+/** A pacing that never queues: these tests hold one container's POSTs in its own transactions. */
+const NEVER_QUEUES = { ...PACING, queues: () => false };
 
 /**
  * A POST's transaction and what becomes of it, against a DynamoDB of the test's own, on a clock of
@@ -43,7 +47,7 @@ function firstTransactionHeld(): { dynamodb: DynamoDb; sent: (readonly TransactI
 describe('a POST waiting for the transaction in flight', () => {
   it('leaves the queue at its deadline, answered 503, and is not written by the next transaction', async () => {
     const { dynamodb, sent, release } = firstTransactionHeld();
-    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, queuePosts: false });
+    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, pacing: NEVER_QUEUES });
     const first = store.create({ title: 'first' }, { deadline: clock.now + 9_000 });
     await clock.tickAsync(0);
     expect(sent).toHaveLength(1);
@@ -70,7 +74,7 @@ describe('a POST whose transaction got no answer after the client’s attempts',
       if (tokens.length > 1) return Promise.resolve();
       return Promise.reject(new DynamoDbError('InternalServerError', 'a 500', { copy: 'maybe applied' }));
     });
-    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, queuePosts: false });
+    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, pacing: NEVER_QUEUES });
     const created = store.create({ title: 'sent again' }, { deadline: clock.now + 9_000 });
     await clock.tickAsync(2_000);
     expect((await created).value).toMatchObject({ id: 3, title: 'sent again' });

@@ -9,11 +9,7 @@ import {
   commitShares,
   decidedAfter,
   intentId,
-  intentsAhead,
-  outOfReach,
   outcomeOf,
-  paceAfter,
-  pauseBeforeLook,
   placeOf,
   planCommit,
   recentAfter,
@@ -25,6 +21,7 @@ import {
   type Look,
   type QueueCounter,
 } from '../../lib/dynamodb/queue-plan';
+import { intentsAhead, outOfReach, paceAfter, pauseBeforeLook } from '../../lib/dynamodb/pacing';
 import { decide } from '../../lib/dynamodb/decisions';
 import { commitTransaction } from '../../lib/dynamodb/queue';
 import type { Reason } from '../../lib/dynamodb/transaction';

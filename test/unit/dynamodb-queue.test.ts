@@ -7,12 +7,13 @@ import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../
 import { handlersOn } from '../../harness/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
 import { StoreUnavailable } from '../../lib/errors';
-import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, queues, type PostState } from '../../lib/dynamodb/queue';
+import { PACING, newQueueView, type QueueView } from '../../lib/dynamodb/pacing';
+import { outcomeKey, payloadKey, queuePost } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { claimKey } from '../../lib/dynamodb/claims';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { SEED_TODOS } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { localClient } from '../../scripts/dynamodb-local-process';
 import { fullRequest, recordFrom } from '../support/todo-fields';
@@ -32,7 +33,7 @@ import {
  */
 
 /** Each test's POSTs: a few round trips each, and at most a few head leases of waiting. */
-const WITHIN_MS = 4 * HEAD_LEASE_MS + 15_000;
+const WITHIN_MS = 4 * PACING.headLeaseMs + 15_000;
 /** One step of a test that the next waits for: a round trip or two, on a busy machine. */
 const STEP_MS = 5_000;
 
@@ -129,7 +130,7 @@ describe('the queue of POSTs, across containers', () => {
   );
 
   it(
-    'a look at the queue reads small items only: behind a POST of a 60 KB title at the head, it reads under 4 KB (one read unit)',
+    'a look at the queue reads the counter and one intent: behind the longest title, in the longest UTF-8, under 8 KB (two read units)',
     async () => {
       const {
         table,
@@ -139,7 +140,8 @@ describe('the queue of POSTs, across containers', () => {
       // The head's intent stays at the head while its first look is held.
       let release: () => void = () => undefined;
       head.network.inject(operation('Query'), { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
-      const big = 'x'.repeat(60_000);
+      // The longest title a client may set, each character four bytes of UTF-8: its payload rides in its intent.
+      const big = '🚀'.repeat(MAX_TITLE_LENGTH);
       const headFrom = head.network.seen.length;
       const first = head.post(big);
       await eventually(() => head.network.seen.slice(headFrom).some(operation('Query')), {
@@ -161,9 +163,9 @@ describe('the queue of POSTs, across containers', () => {
       const items = (await client.send(new QueryCommand(asRead))).Items ?? [];
       client.destroy();
       expect(items.map((item) => item.pk?.S)).toEqual([COUNTER_KEY.pk, COUNTER_KEY.pk]);
-      expect(items.reduce((sum, item) => sum + itemSize(item as unknown as AttributeMap), 0)).toBeLessThan(4_096);
-      // The big request was put in an item of its own before its intent; the short one rode in its intent.
-      expect(head.network.seen.slice(headFrom).filter(operation('PutItem'))).toHaveLength(2);
+      expect(items.reduce((sum, item) => sum + itemSize(item as unknown as AttributeMap), 0)).toBeLessThan(2 * 4_096);
+      // Each POST wrote its intent alone: no payload goes apart.
+      expect(head.network.seen.slice(headFrom).filter(operation('PutItem'))).toHaveLength(1);
       expect(waiter.network.seen.slice(from).filter(operation('PutItem'))).toHaveLength(1);
       release();
       expect([bodyOf(await first), bodyOf(await second)]).toEqual([
@@ -288,17 +290,17 @@ describe('when a container queues its POST', () => {
 
   it('queues while it knows no counter or within a lease of another container’s write; not for the `recent` it last saw', () => {
     const now = 1_000_000;
-    const state = (counter: PostState['counter'], othersUntil = 0): PostState => ({
+    const view = (counter: QueueView['counter'], othersSeenAt?: number): QueueView => ({
       counter,
-      othersUntil,
-      queue: true,
+      othersSeenAt,
       commitMs: 20,
     });
-    expect(queues(state(undefined), now)).toBe(true);
-    expect(queues(state({ next: 5, bytes: 0 }, now + 1), now)).toBe(true);
+    const lease = PACING.headLeaseMs;
+    expect(PACING.queues(view(undefined), now)).toBe(true);
+    expect(PACING.queues(view({ next: 5, bytes: 0 }, now + 1 - lease), now)).toBe(true);
     // At 16 busy containers, queueing for `recent` made every POST a queued one: 122 a second against 129 before it.
-    expect(queues(state({ next: 5, bytes: 0, recent: { other: 4 } }), now)).toBe(false);
-    expect(queues(state({ next: 5, bytes: 0 }, now), now)).toBe(false);
+    expect(PACING.queues(view({ next: 5, bytes: 0, recent: { other: 4 } } as QueueView['counter']), now)).toBe(false);
+    expect(PACING.queues(view({ next: 5, bytes: 0 }, now - lease), now)).toBe(false);
   });
 });
 
@@ -354,10 +356,10 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
       },
       transactWriteItems: refuse,
     };
-    const state: PostState = { counter: undefined, queue: true, othersUntil: 0, commitMs: 20 };
     const answer = queuePost(
       { name: 'todos', dynamodb, runtime, maxListBytes: MAX_LIST_BYTES },
-      state,
+      newQueueView(),
+      PACING,
       { request: { title: 'far back' }, claim: undefined },
       new AbortController().signal,
       START + deadline,
