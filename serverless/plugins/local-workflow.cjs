@@ -5,12 +5,14 @@
  * The local workflow plugin: what the commands need beyond serverless-offline and
  * serverless-esbuild, each part in its own module under local-workflow/.
  *
- * - Before the framework resolves or builds anything, for every command: the stage parameters and
+ * - Before the framework resolves or builds anything, for every command: its options, against those the
+ *   command takes, and for the local server its `--help` (command-line.cjs); the stage parameters and
  *   the environment variables it reads (stage-params.cjs); for `invoke local`, its event
  *   (invoke-event.cjs) and for any command its `--function` (function-names.cjs); for the local
  *   server, its ports (ports.cjs). A mistake stops the command as the framework stops on a user's
  *   error (a ServerlessError: its `Error:` and the message, one line per mistake, no stack), with
- *   nothing built; a port, with its line alone, before anything else is printed.
+ *   nothing built; a port, with its line alone, before anything else is printed; an unknown option, with its
+ *   line alone and exit 2, as the project's scripts stop on a wrong command line.
  * - The `${local:…}` variables serverless.yml reads (variables.cjs).
  * - A work folder per process, removed with it; packaging leaves nothing in the system's temporary
  *   directory (work-folders.cjs).
@@ -22,6 +24,7 @@
 
 const path = require('node:path');
 const { settingProblems } = require('./stage-params.cjs');
+const { commandLineOf, localServerHelp, toolName, unknownOptionLine } = require('./local-workflow/command-line.cjs');
 const { DevReload } = require('./local-workflow/dev-reload.cjs');
 const { functionNameProblems } = require('./local-workflow/function-names.cjs');
 const { invokeEventProblems } = require('./local-workflow/invoke-event.cjs');
@@ -40,19 +43,20 @@ const { removeAtExit, sweepWorkFolders, useTempFolder, workFolderOf } = require(
  * The parts of the Serverless Framework's instance that this plugin uses.
  * @typedef {{
  *   serviceDir?: string,
- *   config: { servicePath: string },
- *   processedInput: { commands: string[], options: Record<string, unknown> },
+ *   config: { servicePath: string, serverlessPath: string },
+ *   processedInput: { commands: string[], options: Record<string, unknown>, isHelpRequest: boolean },
  *   configurationInput?: {
  *     params?: Record<string, Record<string, unknown> | undefined>,
  *     functions?: Record<string, unknown>,
  *   },
  *   classes: { Error: import('./local-workflow/variables.cjs').ServerlessErrorClass },
  *   service: {
+ *     provider: { name: string },
  *     custom: { watch?: string[], 'serverless-offline': { httpPort: number, lambdaPort: number } },
  *     getAllFunctions(): string[],
  *     getFunction(name: string): { name: string, events?: import('./local-workflow/startup-banner.cjs').FunctionEvent[] },
  *   },
- *   pluginManager: { plugins: object[] },
+ *   pluginManager: { plugins: object[], externalPlugins: Set<object> },
  * }} Serverless
  * @typedef {import('./local-workflow/dev-reload.cjs').EsbuildPlugin} EsbuildPlugin
  * @typedef {import('./local-workflow/dev-reload.cjs').Log} Log
@@ -135,11 +139,50 @@ class LocalWorkflowPlugin {
    * variables: a wrong value there would otherwise fail that resolution first, in a paragraph.
    */
   async asyncInit() {
+    // `--help` (and `--version`) do nothing but print: no setting is checked, no port looked at.
+    if (this.serverless.processedInput.isHelpRequest) {
+      this.printLocalServerHelp();
+      return;
+    }
+    this.stopOnUnknownOption();
     const problems = [...this.settingProblems(), ...this.functionProblems()];
     if (problems.length === 0 && this.commands[0] === 'offline') stopOnPortProblems(await portProblems(process.env));
     if (problems.length > 0) {
       throw new this.serverless.classes.Error(problems.join('\n'), 'TODO_INVALID_SETTINGS');
     }
+  }
+
+  /**
+   * `npm start -- --help` and `npm run dev -- --help`: the project's usage, printed instead of the framework's
+   * help, and the process ends. Any other command's help is the framework's.
+   */
+  printLocalServerHelp() {
+    const { options } = this.serverless.processedInput;
+    if (this.commands[0] !== 'offline' || options.help !== true) return;
+    const { accepted = {} } = commandLineOf(this.serverless);
+    const params = [options.param ?? []].flat().map(String);
+    const dev = params.includes('mode=dev');
+    process.stdout.write(localServerHelp({ tool: toolName(this.commands, process.env), dev, accepted }));
+    process.exit(0);
+  }
+
+  /**
+   * An option the command does not take stops it with one line on stderr and exit 2, nothing resolved or
+   * built: the framework's own refusal would come later, boxed as its error, with no suggestion.
+   */
+  stopOnUnknownOption() {
+    const { options, accepted } = commandLineOf(this.serverless);
+    // A command the framework does not know: it says so itself, with the closest one.
+    if (accepted === undefined) return;
+    const line = unknownOptionLine({
+      options,
+      accepted,
+      tool: toolName(this.commands, process.env),
+      localServer: this.commands[0] === 'offline',
+    });
+    if (line === undefined) return;
+    process.stderr.write(`${line}\n`);
+    process.exit(2);
   }
 
   /** Every stage parameter given (on the command line, or in serverless.yml for this stage) and variable read, checked. */

@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { runServerless } from '../../harness/cli';
+import { runCommand, runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { freePort } from '../../harness/project';
 import { withScratchCopy } from '../../harness/scratch';
@@ -86,6 +87,123 @@ function stoppedWith(line: unknown) {
 function stoppedByPort(line: unknown) {
   return { code: 1, title: undefined, message: [], other: [line] };
 }
+
+/**
+ * `npm start`, `npm run dev`, `npm run package` and `npm run deploy` answer their command line as the
+ * project's scripts do (serverless/plugins/local-workflow/command-line.cjs): `--help` prints the project's
+ * usage and does nothing else, even beside the user's server on 3000, where a start would stop; an option
+ * the command does not take is one line naming the closest it takes, and exit 2, with nothing built. Each
+ * runs in a scratch copy, as a user runs it: through npm.
+ */
+describe('the command lines of npm start, dev, package and deploy', () => {
+  /** What every command leaves when it has built or packaged something. */
+  const built = (dir: string) => ({
+    esbuild: existsSync(join(dir, '.esbuild')),
+    serverless: existsSync(join(dir, '.serverless')),
+  });
+
+  it.each([
+    ['start', '--help', /^Usage: npm start \[-- <option> \.\.\.\]\n\nServes the API with serverless offline/],
+    ['start', '-h', /^Usage: npm start \[-- <option> \.\.\.\]\n\nServes the API with serverless offline/],
+    ['dev', '--help', /^Usage: npm run dev \[-- <option> \.\.\.\]\n\nServes the API as npm start does, and .* reload/s],
+  ])(
+    '`npm run %s -- %s` prints the project’s usage, with PORT, LAMBDA_PORT and every option, and starts nothing',
+    async (script, flag, usage) => {
+      await withScratchCopy(async (dir) => {
+        // --silent: npm's own lines (the script it runs) stay out of the answer.
+        const result = await runCommand('npm', ['run', '--silent', script, '--', flag], { cwd: dir });
+        expect(result).toEqual({ code: 0, stdout: expect.stringMatching(usage), stderr: '' });
+        for (const name of [
+          'PORT=<port>',
+          'LAMBDA_PORT=<port>',
+          'LOG_LEVEL=<level>',
+          '--param=store=',
+          '--param=sourcemaps=',
+          '--param=mode=',
+          // serverless-offline's options, and the framework's.
+          '--httpPort',
+          '--noTimeout, -t',
+          '--stage, -s',
+        ]) {
+          expect(result.stdout).toContain(name);
+        }
+        // serverless-offline's default for the invoke endpoint, not this project's.
+        expect(result.stdout).not.toContain('3002');
+        expect(built(dir)).toEqual({ esbuild: false, serverless: false });
+      });
+    },
+    COMMAND_WITHIN_MS,
+  );
+
+  let home: string;
+  beforeAll(() => {
+    home = mkdtempSync(join(tmpdir(), 'todo-home-'));
+  });
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The environment with no AWS_* variable, and a home with no ~/.aws: a deploy must answer without them. */
+  function noCredentials(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('AWS_'))
+        .map((name) => [name, undefined]),
+    );
+    return { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' };
+  }
+
+  it.each([
+    [
+      'start',
+      ['--prot', '4000'],
+      'Unknown option "--prot" for npm start: did you mean "PORT=4000 npm start"? (npm start -- --help)',
+    ],
+    [
+      'dev',
+      ['--prot', '4000'],
+      'Unknown option "--prot" for npm run dev: did you mean "PORT=4000 npm run dev"? (npm run dev -- --help)',
+    ],
+    [
+      'start',
+      ['--lambda-port', '4001'],
+      'Unknown option "--lambda-port" for npm start: did you mean "LAMBDA_PORT=4001 npm start"? (npm start -- --help)',
+    ],
+    [
+      'start',
+      ['--htpPort', '4000'],
+      'Unknown option "--htpPort" for npm start: did you mean "--httpPort"? (npm start -- --help)',
+    ],
+    [
+      'package',
+      ['--stgae', 'prod'],
+      'Unknown option "--stgae" for npm run package: did you mean "--stage"? (npm run package -- --help)',
+    ],
+    [
+      'deploy',
+      ['--stgae', 'prod'],
+      'Unknown option "--stgae" for npm run deploy: did you mean "--stage"? (npm run deploy -- --help)',
+    ],
+    [
+      'deploy',
+      ['--stage', 'prod', '--regoin', 'eu-west-1'],
+      'Unknown option "--regoin" for npm run deploy: did you mean "--region"? (npm run deploy -- --help)',
+    ],
+  ])(
+    '`npm run %s -- %j` stops with one line naming the closest option, and exit 2, with nothing built or deployed',
+    async (script, args, line) => {
+      await withScratchCopy(async (dir) => {
+        const result = await runCommand('npm', ['run', '--silent', script, '--', ...args], {
+          cwd: dir,
+          env: noCredentials(),
+        });
+        expect(result).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
+        expect(built(dir)).toEqual({ esbuild: false, serverless: false });
+      });
+    },
+    COMMAND_WITHIN_MS,
+  );
+});
 
 describe('configuration that is wrong', () => {
   it.each([
