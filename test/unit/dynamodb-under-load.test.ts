@@ -13,6 +13,7 @@ import {
   localDocumentClient,
   testDynamoDbEndpoint,
 } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * The DynamoDB store where POSTs of many containers meet, on DynamoDB as AWS runs it
@@ -46,7 +47,7 @@ async function container(table: string, dynamodb: AwsDynamoDb) {
   const network = await startFaultProxy(dynamodb);
   proxies.push(network);
   const store = dynamoDbStoreAt(network.endpoint, table);
-  await store.list();
+  await recordsOf(store);
   const { createTodo } = handlersOn(store);
   const post = (title: string) => invoke(createTodo, event({ method: 'POST', body: { title } }), context());
   return { network, store, post };
@@ -114,7 +115,7 @@ describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
       expect(behind.network.seen.slice(from).filter(operation('UpdateItem'))).toEqual([]);
       release();
       await withdrawing.network.idle(STEP_WITHIN_MS);
-      const titles = (await dynamoDbStore(table).list()).map((todo) => todo.title);
+      const titles = (await recordsOf(dynamoDbStore(table))).map((todo) => todo.title);
       expect(titles).toContain('not held up');
       expect(titles).not.toContain('withdrawn');
     },
@@ -136,7 +137,7 @@ describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
       }
       const answer = await behind.post('after the leftovers');
       expect(answer.statusCode).toBe(201);
-      const titles = (await behind.store.list()).map((todo) => todo.title);
+      const titles = (await recordsOf(behind.store)).map((todo) => todo.title);
       expect(titles.filter((title) => title === 'after the leftovers')).toHaveLength(1);
       expect(titles.filter((title) => title === 'left by one post').length).toBeLessThanOrEqual(1);
     },

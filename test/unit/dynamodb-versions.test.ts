@@ -32,6 +32,7 @@ import {
   localDynamoDb,
   testDynamoDbEndpoint,
 } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * A deploy is a fault too (docs/operations.md, "Deploying a change"): for a while, containers of
@@ -159,7 +160,7 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
     await nextVersion.remove(fromCurrent.id);
     await expectSizeRecounted(table);
 
-    expect(await current.list()).toEqual(SEED_TODOS);
+    expect(await recordsOf(current)).toEqual(SEED_TODOS);
   });
 
   it('a PUT through N+1 of a record this version stored keeps the list exact', async () => {
@@ -176,7 +177,7 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
     const { table, current, nextVersion } = await bothVersions(await endpoint());
     await current.create({ title: 'made before the deploy' });
 
-    const listed = await nextVersion.list();
+    const listed = await recordsOf(nextVersion);
 
     const stored = await storedRecords(table);
     expect(stored.map((item) => item.size)).toEqual(listed.map((todo) => next.listBytes(todo)));
@@ -192,11 +193,11 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
     );
     const before = await listSize(table);
 
-    await current.list();
+    await recordsOf(current);
     expect(await listSize(table)).toEqual(before);
     expect(before.counted).toBe(before.recounted);
 
-    const listed = await nextVersion.list();
+    const listed = await recordsOf(nextVersion);
     const stored = (await storedRecords(table)).find((item) => item.id === created.id);
     expect(stored?.size).toBe(next.listBytes(listed.find(({ id }) => id === created.id) ?? next.createTodo(HIGH, 0)));
     await expectSizeRecounted(table);
@@ -212,7 +213,7 @@ describe.each(TOPOLOGIES)('two versions on one table, on $name', ({ endpoint }) 
     const nextVersion = new NextStore(localDynamoDb(network.endpoint), table) as unknown as next.TodoStore;
     const head = dynamoDbStoreAt(shared, table);
     const other = dynamoDbStoreAt(shared, table);
-    await Promise.all([nextVersion.list(), head.list(), other.list()]);
+    await Promise.all([recordsOf(nextVersion), recordsOf(head), recordsOf(other)]);
 
     // Another container moves the counter: N+1's POST, from the counter it saw, queues its intent, and
     // its looks are held, as a container that stalls once its intent is written.
