@@ -7,12 +7,20 @@ import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../
 import { handlersOn } from '../../harness/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
 import { StoreUnavailable } from '../../lib/errors';
-import { HEAD_LEASE_MS, outcomeKey, payloadKey, queuePost, queues, type PostState } from '../../lib/dynamodb/queue';
+import {
+  HEAD_LEASE_MS,
+  INLINE_PAYLOAD_BYTES,
+  outcomeKey,
+  payloadKey,
+  queuePost,
+  queues,
+  type PostState,
+} from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { claimKey } from '../../lib/dynamodb/claims';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { SEED_TODOS } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { localClient } from '../../scripts/dynamodb-local-process';
 import { fullRequest, recordFrom } from '../support/todo-fields';
@@ -130,7 +138,7 @@ describe('the queue of POSTs, across containers', () => {
   );
 
   it(
-    'a look at the queue reads small items only: behind a POST of a 60 KB title at the head, it reads under 4 KB (one read unit)',
+    'a look at the queue reads small items only: behind a POST of the largest title at the head, it reads under 4 KB (one read unit)',
     async () => {
       const {
         table,
@@ -140,7 +148,9 @@ describe('the queue of POSTs, across containers', () => {
       // The head's intent stays at the head while its first look is held.
       let release: () => void = () => undefined;
       head.network.inject(operation('Query'), { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
-      const big = 'x'.repeat(60_000);
+      // The largest request a client can send, in JSON: a title at the cap of characters JSON escapes to six bytes.
+      const big = '\u0001'.repeat(MAX_TITLE_LENGTH);
+      expect(Buffer.byteLength(JSON.stringify(fullRequest(big)))).toBeGreaterThan(INLINE_PAYLOAD_BYTES);
       const headFrom = head.network.seen.length;
       const first = head.post(big);
       await eventually(() => head.network.seen.slice(headFrom).some(operation('Query')), {
