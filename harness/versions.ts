@@ -46,11 +46,15 @@ function sourceOf(resolveDir: string, path: string): string {
   return existsSync(`${base}.ts`) ? `${base}.ts` : base;
 }
 
-/** Replaces lib/todos.ts and lib/input.ts with version N+1's wherever they are imported. */
+/**
+ * Replaces lib/todos.ts and lib/input.ts with version N+1's wherever they are imported, but in N+1's own files: they
+ * build on the current rules they do not change (the title's cap, say), imported from lib/, so those live in one place.
+ */
 const swapDomain: Plugin = {
   name: 'next-version-domain',
   setup(plugin) {
-    plugin.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
+    plugin.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir, importer }) => {
+      if (importer.startsWith(`${NEXT_VERSION_DIR}/`)) return undefined;
       const swapped = SWAPPED[sourceOf(resolveDir, path)];
       return swapped === undefined ? undefined : { path: swapped };
     });

@@ -96,8 +96,8 @@ export function newTodoBytes(request: NewTodo): number {
  * otherwise than asked (`fields`: `completed`, a default), those of the request it does not hold
  * (`omit`), and its bytes in the list as its writer counts them at id 0. A commit of any version
  * numbers it and writes it whole, fields that version does not know included, from the request and
- * this difference alone; the request is not stored twice (an intent up to INLINE_PAYLOAD_BYTES
- * rides in the queue's looks).
+ * this difference alone; the request is not stored twice (an intent rides in the queue's looks,
+ * which read its items whole).
  */
 export interface TodoDraft {
   readonly fields: Readonly<Record<string, unknown>>;

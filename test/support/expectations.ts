@@ -96,10 +96,13 @@ export function expectPayloadTooLarge(answer: Answer): void {
   expectJson(answer, 413, { error: expect.stringContaining('larger than 65536 bytes') });
 }
 
-/** A POST/PUT body of exactly `bytes` UTF-8 bytes: `{"title":"xxx…"}`. */
+/**
+ * A POST/PUT body of exactly `bytes` UTF-8 bytes, valid whatever a title's limit: a short title, and
+ * a field no version reads as padding (`{"title":"x","padding":"yyy…"}`).
+ */
 export function bodyOfBytes(bytes: number): string {
-  const frame = '{"title":""}';
-  return `{"title":"${'x'.repeat(bytes - frame.length)}"}`;
+  const frame = '{"title":"x","padding":""}';
+  return `{"title":"x","padding":"${'y'.repeat(bytes - frame.length)}"}`;
 }
 
 /** The one JSON line a request logs: every field, exactly (the body and title are never among them). */

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { MAX_TITLE_LENGTH } from '../../lib/todos';
 
 /**
  * The fields of a Todo as the tests know them, stated apart from lib/todos.ts and lib/input.ts:
@@ -48,8 +49,30 @@ export function wellFormed(text: string): boolean {
 }
 
 /**
- * Strings: ASCII, any Unicode text, text that is not well-formed (a lone surrogate), and long ones
- * (up to and past the body's limit).
+ * A title's length as the cap counts it, counted by hand: its Unicode characters, where a surrogate
+ * pair (an emoji, say: two UTF-16 units) is one. The figure is the domain's (MAX_TITLE_LENGTH).
+ */
+export function characters(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    const next = text.charCodeAt(i + 1);
+    if (unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+    count++;
+  }
+  return count;
+}
+
+/**
+ * Characters of every width: one UTF-8 byte, two, three, four (a surrogate pair, one character
+ * though two UTF-16 units), and ones JSON escapes (a quote, a control character).
+ */
+const WIDE_AND_NARROW = ['x', 'é', '€', '🚀', '"', '\u0001'];
+
+/**
+ * Strings: ASCII, any Unicode text, text that is not well-formed (a lone surrogate), titles on both
+ * sides of the cap (MAX_TITLE_LENGTH characters) in characters of every width, long ones, and ones
+ * up to and past the body's limit.
  */
 export const strings: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 30 }) },
@@ -61,7 +84,18 @@ export const strings: fc.Arbitrary<string> = fc.oneof(
       .tuple(fc.string({ maxLength: 10 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 10 }))
       .map(([before, surrogate, after]) => `${before}${String.fromCharCode(surrogate)}${after}`),
   },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => 'é'.repeat(n)) },
+  {
+    weight: 1,
+    // A character or two either side of the cap, mostly of one width, now and then ending in another.
+    arbitrary: fc
+      .tuple(
+        fc.integer({ min: -2, max: 2 }),
+        fc.constantFrom(...WIDE_AND_NARROW),
+        fc.constantFrom('', ...WIDE_AND_NARROW),
+      )
+      .map(([offset, fill, last]) => fill.repeat(MAX_TITLE_LENGTH + offset - characters(last)) + last),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }).map((n) => 'é'.repeat(n)) },
   {
     weight: 1,
     // Bodies within a few bytes of the limit, on both sides.
@@ -93,7 +127,7 @@ export const FIELDS: readonly FieldRule[] = [
     onCreate: 'required',
     onUpdate: true,
     clearable: false,
-    accepts: (value) => typeof value === 'string' && wellFormed(value),
+    accepts: (value) => typeof value === 'string' && wellFormed(value) && characters(value) <= MAX_TITLE_LENGTH,
     values: strings,
     wrongType: notAString,
     sample: 'a title',

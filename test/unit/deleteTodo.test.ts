@@ -5,6 +5,7 @@ import { event, invoke } from '../../harness/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';
+import { recordsOf } from '../support/records';
 
 describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
   let store: TodoStore;
@@ -23,7 +24,7 @@ describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
       body: 'Deleted',
     });
     expect(await store.get(1)).toBeUndefined();
-    expect((await store.list()).map((todo) => todo.id)).toEqual([2]);
+    expect((await recordsOf(store)).map((todo) => todo.id)).toEqual([2]);
   });
 
   it('answers 404 the second time', async () => {
@@ -33,6 +34,6 @@ describe.each(STORES)('DELETE /todos/{id} ($name store)', (fixture) => {
 
   it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and changes nothing', async (id) => {
     expectTodoNotFound(await del(id));
-    expect(await store.list()).toHaveLength(2);
+    expect(await recordsOf(store)).toHaveLength(2);
   });
 });

@@ -224,7 +224,9 @@ describe('what a cancellation of POSTs means', () => {
 });
 
 describe('what a cancellation of a PUT or DELETE means', () => {
-  const current = { ...createTodo({ title: 'as read' }, 7), v: 3 };
+  const read = createTodo({ title: 'as read' }, 7);
+  /** Its item as the store wrote it (lib/dynamodb/table.ts), at version 3. */
+  const current = { ...read, v: 3, size: listBytes(read) };
   const keyed = claim('put');
 
   it('puts the record, the counter (the list’s size and version) and the key’s claim under their roles', () => {

@@ -20,6 +20,7 @@ import type { HttpResponse } from '../../lib/http';
 import * as domain from '../../lib/todos';
 import { expectCreated, seed } from '../support/expectations';
 import { dynamoDbStore, dynamoDbStoreAt, freshTable, testDynamoDbEndpoint } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * The DynamoDB store when the network or the store misbehaves, driven by a fault proxy between
@@ -88,7 +89,7 @@ describe('seeding a new table', () => {
       }),
     });
     const containerA = dynamoDbStoreAt(network.endpoint, table);
-    const firstRequestOnA = containerA.list();
+    const firstRequestOnA = recordsOf(containerA);
     await network.next(write);
     // ...while container B starts, seeds, and deletes record 1 for a client.
     const containerB = dynamoDbStore(table);
@@ -96,8 +97,8 @@ describe('seeding a new table', () => {
     // Then A's seed lands.
     land();
     await firstRequestOnA;
-    expect(ids(await containerA.list())).toEqual([2]);
-    expect(ids(await dynamoDbStore(table).list())).toEqual([2]);
+    expect(ids(await recordsOf(containerA))).toEqual([2]);
+    expect(ids(await recordsOf(dynamoDbStore(table)))).toEqual([2]);
     expect(await dynamoDbStore(table).get(1)).toBeUndefined();
   });
 });
@@ -131,7 +132,7 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
       const response = await invoke(createTodo(store), event({ method: 'POST', body: { title: 'lost answer' } }));
       const record = domain.createTodo({ title: 'lost answer' }, 4);
       expectCreated(response, record);
-      expect((await store.list()).filter((todo) => todo.title === 'lost answer')).toEqual([record]);
+      expect((await recordsOf(store)).filter((todo) => todo.title === 'lost answer')).toEqual([record]);
       expect(network.seen.filter(both(write, mentions('lost answer')))).toHaveLength(2);
     },
     LOST_ANSWER_WITHIN_MS,
@@ -151,7 +152,7 @@ describe.each(LOST_ANSWERS)('a write applied whose answer was lost: %s', (_name,
         await invoke(post, event({ method: 'POST', body: { title: 'b' } })),
         domain.createTodo({ title: 'b' }, 4),
       );
-      expect(ids(await store.list())).toEqual([1, 2, 3, 4]);
+      expect(ids(await recordsOf(store))).toEqual([1, 2, 3, 4]);
     },
     LOST_ANSWER_WITHIN_MS,
   );

@@ -5,6 +5,7 @@ import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
 import { createTodo, listBytes, type Todo } from '../../lib/todos';
 import { fakeRuntime } from '../support/fake-runtime';
+import { recordsOf } from '../support/records';
 
 /**
  * A list's read repair of sizes (lib/dynamodb/counter.ts, raiseSizes), against a DynamoDB that
@@ -51,7 +52,7 @@ function heldTransactions(): { dynamodb: DynamoDb; sent: (readonly TransactItem[
 describe('a list raises the size of a record stored smaller than it answers it', () => {
   it('moves the record to its size and its next version, and the counter by the difference', async () => {
     const { dynamodb, sent } = heldTransactions();
-    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime }).list(clock.now + 9_000);
+    const listing = recordsOf(new DynamoDbTodoStore(dynamodb, 'todos', { runtime }), clock.now + 9_000);
     await clock.tickAsync(RAISE_WITHIN_MS);
     await listing;
 
@@ -71,9 +72,9 @@ describe('a list raises the size of a record stored smaller than it answers it',
   it('answers the list as read once the raise has had RAISE_WITHIN_MS, whatever became of it', async () => {
     const { dynamodb } = heldTransactions();
     let answered: Todo[] | undefined;
-    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime })
-      .list(clock.now + 9_000)
-      .then((todos) => (answered = todos));
+    const listing = recordsOf(new DynamoDbTodoStore(dynamodb, 'todos', { runtime }), clock.now + 9_000).then(
+      (todos) => (answered = todos),
+    );
 
     await clock.tickAsync(RAISE_WITHIN_MS - 1);
     expect(answered).toBeUndefined();

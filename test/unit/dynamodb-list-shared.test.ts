@@ -6,6 +6,7 @@ import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
 import { createTodo, listBytes, type Todo } from '../../lib/todos';
 import { fakeRuntime } from '../support/fake-runtime';
+import { recordsOf } from '../support/records';
 
 /**
  * Sharing a list (lib/dynamodb/list.ts, `share`) is best effort: against a DynamoDB that answers
@@ -44,9 +45,10 @@ describe('a list shares what it read, best effort', () => {
   it('writes the list it read to the shared item, at its version, unless one as new is there', async () => {
     const { dynamodb, shared } = heldShare();
     let answered: Todo[] | undefined;
-    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, sharedAfterBytes: 0 })
-      .list(clock.now + 9_000)
-      .then((todos) => (answered = todos));
+    const listing = recordsOf(
+      new DynamoDbTodoStore(dynamodb, 'todos', { runtime, sharedAfterBytes: 0 }),
+      clock.now + 9_000,
+    ).then((todos) => (answered = todos));
     await clock.tickAsync(SHARE_WITHIN_MS);
     expect(answered).toEqual([record]);
     await listing;
@@ -61,9 +63,10 @@ describe('a list shares what it read, best effort', () => {
   it('answers the list once the write has had SHARE_WITHIN_MS, whatever became of it', async () => {
     const { dynamodb } = heldShare();
     let answered: Todo[] | undefined;
-    const listing = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, sharedAfterBytes: 0 })
-      .list(clock.now + 9_000)
-      .then((todos) => (answered = todos));
+    const listing = recordsOf(
+      new DynamoDbTodoStore(dynamodb, 'todos', { runtime, sharedAfterBytes: 0 }),
+      clock.now + 9_000,
+    ).then((todos) => (answered = todos));
     await clock.tickAsync(SHARE_WITHIN_MS - 1);
     expect(answered).toBeUndefined();
     await clock.tickAsync(1);
@@ -74,7 +77,7 @@ describe('a list shares what it read, best effort', () => {
   it('shares nothing when the list read no more than sharedAfterBytes of records', async () => {
     const { dynamodb, shared } = heldShare();
     const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime, sharedAfterBytes: listBytes(record) });
-    expect(await store.list(clock.now + 9_000)).toEqual([record]);
+    expect(await recordsOf(store, clock.now + 9_000)).toEqual([record]);
     expect(shared).toEqual([]);
   });
 });

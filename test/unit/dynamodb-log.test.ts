@@ -3,12 +3,13 @@ import { event, invoke } from '../../harness/event';
 import { getTodo } from '../../harness/routes';
 import { logLines, withLogLevel } from '../support/logs';
 import { dynamoDbStore, freshTable } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /** LOG_LEVEL=debug on the DynamoDB store: a line for each request to DynamoDB (test/unit/log.test.ts has the rest). */
 describe('LOG_LEVEL=debug', () => {
   it('adds a line for each DynamoDB request, with how many attempts and how long it took', async () => {
     const store = dynamoDbStore(await freshTable());
-    await store.list();
+    await recordsOf(store);
     const handler = getTodo(store);
     const debug = await withLogLevel('debug', () => logLines(() => invoke(handler, event({ id: '1' }))));
     expect(debug).toEqual([

@@ -25,6 +25,7 @@ import {
   localDocumentClient,
   testDynamoDbEndpoint,
 } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * The queue of POSTs (lib/dynamodb/queue.ts) as containers meet in it: each container a store of
@@ -48,7 +49,7 @@ async function container(table: string) {
   const network = await startFaultProxy(testDynamoDbEndpoint());
   proxies.push(network);
   const store = dynamoDbStoreAt(network.endpoint, table);
-  await store.list();
+  await recordsOf(store);
   const { createTodo } = handlersOn(store);
   /** A POST that sets every field a POST may set (todo-fields.ts), with this title. */
   const post = (title: string) => invoke(createTodo, event({ method: 'POST', body: fullRequest(title) }), context());
@@ -116,7 +117,7 @@ describe('the queue of POSTs, across containers', () => {
       expect(head.network.seen.filter(commitsTheWaiter).filter(mentions('the head’s own'))).toHaveLength(1);
       expect(waiterSent.filter(operation('TransactWriteItems')).filter(mentions('the head’s own'))).toEqual([]);
       expect(waiterSent.filter(operation('GetItem'))).toEqual([]);
-      expect(await head.store.list()).toEqual([
+      expect(await recordsOf(head.store)).toEqual([
         ...BEFORE,
         recordOf('the head’s own', 4),
         recordOf('queued behind the head', 5),
@@ -172,7 +173,7 @@ describe('the queue of POSTs, across containers', () => {
         recordOf(big, 4),
         recordOf('looks behind a big one', 5),
       ]);
-      expect(await dynamoDbStore(table).list()).toEqual([
+      expect(await recordsOf(dynamoDbStore(table))).toEqual([
         ...BEFORE,
         recordOf(big, 4),
         recordOf('looks behind a big one', 5),
@@ -197,7 +198,7 @@ describe('the queue of POSTs, across containers', () => {
       // One transaction wrote the stalled head's record: no other POST's attempt raced it and failed.
       const commits = containers.flatMap(({ network }) => network.seen.filter(commitsHead));
       expect(commits).toHaveLength(1);
-      const listed = await dynamoDbStore(table).list();
+      const listed = await recordsOf(dynamoDbStore(table));
       expect(listed.slice(0, 4)).toEqual([...BEFORE, recordOf('stalled head', 4)]);
       // The three behind it, in whatever order their POSTs were committed: each whole.
       const behind = listed.slice(4);
@@ -229,7 +230,7 @@ describe('the queue of POSTs, across containers', () => {
       }
       expect(bodyOf(await behind.post('behind ten withdrawn'))).toEqual(recordOf('behind ten withdrawn', 4));
       // The withdrawn ones are dropped, unwritten.
-      expect(await behind.store.list()).toEqual([...BEFORE, recordOf('behind ten withdrawn', 4)]);
+      expect(await recordsOf(behind.store)).toEqual([...BEFORE, recordOf('behind ten withdrawn', 4)]);
     },
     WITHIN_MS,
   );
@@ -283,7 +284,7 @@ describe('when a container queues its POST', () => {
       expect((await invoke(deleteTodo, event({ method: 'DELETE', id: '2' }), context())).statusCode).toBe(200);
       const retry = await invoke(createTodo, keyed, context());
       expect([retry.statusCode, retry.headers?.['idempotent-replayed']]).toEqual([409, 'true']);
-      expect(await store.list()).toEqual([expect.objectContaining({ id: 1 })]);
+      expect(await recordsOf(store)).toEqual([expect.objectContaining({ id: 1 })]);
     },
     WITHIN_MS,
   );

@@ -23,6 +23,7 @@ import {
   localDocumentClient,
   testDynamoDbEndpoint,
 } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 const ids = (todos: { id: number }[]) => todos.map((todo) => todo.id);
 const values = <T>(results: Written<T>[]) => results.map((result) => result.value);
@@ -33,14 +34,14 @@ describe('DynamoDB store under concurrency', () => {
     const store = dynamoDbStore(await freshTable());
     const created = await Promise.all(range(0, 100).map((i) => store.create({ title: `t${i}` })));
     expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 100));
-    expect(ids(await store.list())).toEqual([1, 2, ...range(3, 100)]);
+    expect(ids(await recordsOf(store))).toEqual([1, 2, ...range(3, 100)]);
   });
 
   it('seeds exactly once when many cold starts race on a new table', async () => {
     const table = await freshTable();
     // Each store instance is one container's cold start.
     const containers = range(0, 20).map(() => dynamoDbStore(table));
-    const lists = await Promise.all(containers.map((store) => store.list()));
+    const lists = await Promise.all(containers.map((store) => recordsOf(store)));
     for (const list of lists) expect(ids(list)).toEqual([1, 2]);
     const created = await Promise.all(containers.map((store, i) => store.create({ title: `from ${i}` })));
     expect(ids(values(created)).sort((a, b) => a - b)).toEqual(range(3, 20));
@@ -53,7 +54,7 @@ describe('DynamoDB store under concurrency', () => {
     await before.remove(1);
     await before.remove(3);
     const after = dynamoDbStore(table);
-    expect(ids(await after.list())).toEqual([2]);
+    expect(ids(await recordsOf(after))).toEqual([2]);
     expect((await after.create({ title: 'four' })).value.id).toBe(4);
   });
 
@@ -72,13 +73,13 @@ describe('DynamoDB store under concurrency', () => {
       expect(updated === undefined || updated.value.id === id).toBe(true);
       expect(await store.get(id)).toBeUndefined();
     }
-    expect(ids(await store.list())).toEqual([1, 2]);
+    expect(ids(await recordsOf(store))).toEqual([1, 2]);
   });
 
   it('lists every page, not just the first', async () => {
     const table = await freshTable();
     await Promise.all(range(0, 9).map((i) => dynamoDbStore(table).create({ title: `t${i}` })));
-    expect(ids(await dynamoDbStore(table, { pageSize: 2 }).list())).toEqual(range(1, 11));
+    expect(ids(await recordsOf(dynamoDbStore(table, { pageSize: 2 })))).toEqual(range(1, 11));
   });
 
   it('lists one snapshot across pages: a record deleted and one created while its second page is held are not both shown', async () => {
@@ -93,7 +94,7 @@ describe('DynamoDB store under concurrency', () => {
       const secondPage = both(operation('Query'), mentions('ExclusiveStartKey'));
       let release: () => void = () => undefined;
       network.inject(secondPage, { holdRequest: new Promise<void>((resolve) => (release = resolve)) });
-      const listed = reader.list();
+      const listed = recordsOf(reader);
       await network.next(secondPage);
       await writer.remove(1);
       await writer.create({ title: 'six' });
@@ -113,23 +114,23 @@ describe('DynamoDB store under concurrency', () => {
     try {
       const writer = dynamoDbStore(table);
       const reader = dynamoDbStoreAt(network.endpoint, table);
-      const first = await reader.list();
+      const first = await recordsOf(reader);
       const held = network.seen.length;
       await writer.create({ title: 'three' });
       await writer.update(2, { title: 'retitled' });
       await writer.remove(1);
-      const second = await reader.list();
+      const second = await recordsOf(reader);
       const requests = network.seen.slice(held).map((seen) => seen.operation);
       // The counter, the records from id 3 on and records 1 and 2 by key, the counter again: no whole list.
       expect([...requests].sort()).toEqual(['GetItem', 'GetItem', 'GetItem', 'GetItem', 'Query']);
       expect(network.seen.slice(held).find((seen) => seen.operation === 'Query')?.body).toContain('ExclusiveStartKey');
       // Byte for byte what a container that held nothing reads.
-      expect(JSON.stringify(second)).toBe(JSON.stringify(await dynamoDbStore(table).list()));
+      expect(JSON.stringify(second)).toBe(JSON.stringify(await recordsOf(dynamoDbStore(table))));
       expect(ids(first)).toEqual([1, 2]);
       expect(ids(second)).toEqual([2, 3]);
       // Unchanged since: the counter alone.
       const before = network.seen.length;
-      expect(await reader.list()).toEqual(second);
+      expect(await recordsOf(reader)).toEqual(second);
       expect(network.seen.slice(before).map((seen) => seen.operation)).toEqual(['GetItem']);
     } finally {
       await network.close();
@@ -143,7 +144,7 @@ describe('DynamoDB store under concurrency', () => {
     try {
       // Every list that reads a record shares it: the first reads the whole list.
       const sharer = dynamoDbStore(table, { sharedAfterBytes: 0 });
-      await sharer.list();
+      await recordsOf(sharer);
       const shared = await documents.send(new GetCommand({ TableName: table, Key: SHARED_KEY }));
       expect(shared.Item).toMatchObject({ listId: expect.any(String), version: expect.any(Number), next: 3 });
       const writer = dynamoDbStore(table);
@@ -152,7 +153,7 @@ describe('DynamoDB store under concurrency', () => {
       /** A new container's list, and whether it read the whole list (a Query from the first record). */
       async function newContainerList() {
         const from = network.seen.length;
-        const listed = await dynamoDbStoreAt(network.endpoint, table).list();
+        const listed = await recordsOf(dynamoDbStoreAt(network.endpoint, table));
         const sent = network.seen.slice(from);
         const queries = sent.filter(operation('Query'));
         return {
@@ -163,7 +164,7 @@ describe('DynamoDB store under concurrency', () => {
             .map((seen) => (JSON.parse(seen.body) as { ConsistentRead?: boolean }).ConsistentRead),
         };
       }
-      const expected = JSON.stringify(await dynamoDbStore(table).list());
+      const expected = JSON.stringify(await recordsOf(dynamoDbStore(table)));
       const started = await newContainerList();
       expect({ ...started, listed: JSON.stringify(started.listed) }).toEqual({
         listed: expected,
@@ -186,12 +187,12 @@ describe('DynamoDB store under concurrency', () => {
       }
       // A list of a later version replaces it; one shared at a later version stays: sharing never goes back.
       const sharedNow = async () => (await documents.send(new GetCommand({ TableName: table, Key: SHARED_KEY }))).Item;
-      await sharer.list();
+      await recordsOf(sharer);
       expect(await sharedNow()).toMatchObject({ version: Number(item.version) + 2, next: 4 });
       const later = { ...item, version: Number(item.version) + 100 };
       const laterItem = { ...later, tag: listTag(String(item.listId), later.version) };
       await documents.send(new PutCommand({ TableName: table, Item: laterItem }));
-      expect(JSON.stringify(await dynamoDbStore(table, { sharedAfterBytes: 0 }).list())).toBe(expected);
+      expect(JSON.stringify(await recordsOf(dynamoDbStore(table, { sharedAfterBytes: 0 })))).toBe(expected);
       expect(await sharedNow()).toEqual(laterItem);
     } finally {
       await network.close();
@@ -206,15 +207,15 @@ describe('DynamoDB store under concurrency', () => {
       // Records 1 to EDIT_SLOTS + 3: 3 and 3 + EDIT_SLOTS share a slot.
       for (let i = 0; i <= EDIT_SLOTS; i++) await writer.create({ title: `${i}` });
       const reader = dynamoDbStoreAt(network.endpoint, table);
-      await reader.list();
+      await recordsOf(reader);
       // Two edits of records in one slot: the slot tells the last only.
       await writer.update(3, { title: 'first' });
       await writer.update(3 + EDIT_SLOTS, { title: 'second' });
       const held = network.seen.length;
-      const listed = await reader.list();
+      const listed = await recordsOf(reader);
       const queries = network.seen.slice(held).filter((seen) => seen.operation === 'Query');
       expect(queries.map((seen) => seen.body.includes('ExclusiveStartKey'))).toEqual([false]);
-      expect(JSON.stringify(listed)).toBe(JSON.stringify(await dynamoDbStore(table).list()));
+      expect(JSON.stringify(listed)).toBe(JSON.stringify(await recordsOf(dynamoDbStore(table))));
     } finally {
       await network.close();
     }
@@ -244,8 +245,8 @@ describe('DynamoDB store under concurrency', () => {
     const table = await freshTable();
     const trusting = dynamoDbStore(table);
     const wary = dynamoDbStore(table, { listVersion: 'written' });
-    await trusting.list();
-    await wary.list();
+    await recordsOf(trusting);
+    await recordsOf(wary);
     // A PUT of the code before list versions: the record changes, the counter's version does not.
     await localDocumentClient(testDynamoDbEndpoint()).send(
       new UpdateCommand({
@@ -257,7 +258,7 @@ describe('DynamoDB store under concurrency', () => {
     );
     // The container that trusts the version answers the list it holds: why a stage upgraded from
     // that code takes two deploys (docs/operations.md). The wary one reads it, and tags it by its content.
-    expect((await trusting.list())[0]?.title).not.toBe('written by the version before');
+    expect((await recordsOf(trusting))[0]?.title).not.toBe('written by the version before');
     const { tag, todos } = await wary.readList();
     expect(todos?.[0]?.title).toBe('written by the version before');
     expect(tag).toBe(`W/${etagOf(JSON.stringify(todos))}`);
@@ -266,7 +267,7 @@ describe('DynamoDB store under concurrency', () => {
   it('lists past DynamoDB’s 1 MB page: 3 MB of titles', async () => {
     const store = dynamoDbStore(await freshTable());
     for (let i = 0; i < 30; i++) await store.create({ title: `${i}`.padEnd(100_000, '.') });
-    const listed = await store.list();
+    const listed = await recordsOf(store);
     expect(listed).toHaveLength(32);
     expect(ids(listed)).toEqual(range(1, 32));
   });
@@ -310,7 +311,7 @@ describe('DynamoDB store failures', () => {
 
   it('answers a JSON 503 with Retry-After when DynamoDB is unreachable', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
-    await expect(storeAt(closed).list()).rejects.toBeInstanceOf(StoreUnavailable);
+    await expect(recordsOf(storeAt(closed))).rejects.toBeInstanceOf(StoreUnavailable);
     await expect503(storeAt(closed));
   });
 

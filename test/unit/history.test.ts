@@ -9,6 +9,8 @@ import { isLinearizable, type Operation } from '../../harness/linearizability';
 import { nonLinearizableRecords, type Timed } from '../../harness/record-model';
 import { functionFor, handlersOn, type FunctionName } from '../../harness/routes';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import { applyPatch, createTodo } from '../../lib/todos';
+import * as next from '../support/next-version/todos';
 
 /**
  * The history check (harness/history.ts, harness/record-model.ts, harness/linearizability.ts):
@@ -75,10 +77,15 @@ function timed(
 
 const ours = (record: Readonly<Record<string, unknown>>) => String(record.title).startsWith('t-');
 
+/** Record 7 as a POST of 't-a' makes it, and as PUTs of a title and of completed change it. */
+const A = createTodo({ title: 't-a' }, 7);
+const B = applyPatch(A, { title: 't-b' });
+const C = applyPatch(A, { title: 't-c' });
+
 describe('the history check', () => {
   it('sees a DELETE answered 404 for the record it removed, though the final list is right', () => {
     const history = [
-      timed('POST', '/todos', 0, 201, { id: 7, title: 't-a', completed: false }, { title: 't-a' }),
+      timed('POST', '/todos', 0, 201, A, { title: 't-a' }),
       timed('DELETE', '/todos/7', 10, 404, { error: 'Todo not found' }),
       timed('GET', '/todos', 20, 200, []),
     ];
@@ -89,18 +96,18 @@ describe('the history check', () => {
 
   it('sees a PUT answered with a record it did not leave', () => {
     const history = [
-      timed('POST', '/todos', 0, 201, { id: 7, title: 't-a', completed: false }, { title: 't-a' }),
-      timed('PUT', '/todos/7', 10, 200, { id: 7, title: 't-a', completed: false }, { completed: true }),
+      timed('POST', '/todos', 0, 201, A, { title: 't-a' }),
+      timed('PUT', '/todos/7', 10, 200, A, { completed: true }),
     ];
     expect(nonLinearizableRecords(history, ours)).toHaveLength(1);
   });
 
   it('accepts writes of two clients that overlap, whichever took effect last, and a write whose answer was lost', () => {
     const history = [
-      timed('POST', '/todos', 0, 201, { id: 7, title: 't-a', completed: false }, { title: 't-a' }),
-      { ...timed('PUT', '/todos/7', 10, 200, { id: 7, title: 't-b', completed: false }, { title: 't-b' }), end: 30 },
-      { ...timed('PUT', '/todos/7', 12, 200, { id: 7, title: 't-c', completed: false }, { title: 't-c' }), end: 28 },
-      timed('GET', '/todos/7', 40, 200, { id: 7, title: 't-b', completed: false }),
+      timed('POST', '/todos', 0, 201, A, { title: 't-a' }),
+      { ...timed('PUT', '/todos/7', 10, 200, B, { title: 't-b' }), end: 30 },
+      { ...timed('PUT', '/todos/7', 12, 200, C, { title: 't-c' }), end: 28 },
+      timed('GET', '/todos/7', 40, 200, B),
       timed(
         'PUT',
         '/todos/7',
@@ -109,8 +116,8 @@ describe('the history check', () => {
         { error: 'Service temporarily unavailable, please retry' },
         { completed: true },
       ),
-      timed('GET', '/todos', 60, 200, [{ id: 7, title: 't-b', completed: false }]),
-      timed('GET', '/todos', 70, 200, [{ id: 7, title: 't-b', completed: true }]),
+      timed('GET', '/todos', 60, 200, [B]),
+      timed('GET', '/todos', 70, 200, [applyPatch(B, { completed: true })]),
     ];
     expect(nonLinearizableRecords(history, ours)).toEqual([]);
   });
@@ -118,11 +125,11 @@ describe('the history check', () => {
   it('accepts a POST answered 503 whose record appears later, and sees one that appears before it was sent', () => {
     const created = [
       timed('POST', '/todos', 0, 503, { error: 'Service temporarily unavailable, please retry' }, { title: 't-a' }),
-      timed('GET', '/todos', 10, 200, [{ id: 9, title: 't-a', completed: false }]),
+      timed('GET', '/todos', 10, 200, [createTodo({ title: 't-a' }, 9)]),
     ];
     expect(nonLinearizableRecords(created, ours)).toEqual([]);
     const early = [
-      timed('GET', '/todos', 0, 200, [{ id: 9, title: 't-a', completed: false }]),
+      timed('GET', '/todos', 0, 200, [createTodo({ title: 't-a' }, 9)]),
       timed('POST', '/todos', 10, 503, { error: 'Service temporarily unavailable, please retry' }, { title: 't-a' }),
     ];
     expect(nonLinearizableRecords(early, ours)).toHaveLength(1);
@@ -172,12 +179,12 @@ const WORKLOAD = { clients: 6, requestsPerClient: 40, keyed: false, retries: 0, 
 
 describe('the history check, across two versions of the domain (a deploy: issue 38)', () => {
   // Version N+1's field (test/support/next-version/todos.ts), which the check knows of by no name.
-  const high = { id: 7, title: 't-a', completed: false, priority: 'high' };
+  const high = next.createTodo({ title: 't-a', priority: 'high' }, 7);
 
   it('compares every field an answer shows: a field that changed with no write asking for it is seen', () => {
     const history = [
       timed('POST', '/todos', 0, 201, high, { title: 't-a', priority: 'high' }),
-      timed('PUT', '/todos/7', 10, 200, { ...high, title: 't-b', priority: 'normal' }, { title: 't-b' }),
+      timed('PUT', '/todos/7', 10, 200, next.applyPatch(high, { title: 't-b', priority: 'normal' }), { title: 't-b' }),
     ];
     expect(nonLinearizableRecords(history, ours)).toEqual([
       expect.stringContaining('record 7: no order of its operations explains their answers'),
@@ -187,8 +194,8 @@ describe('the history check, across two versions of the domain (a deploy: issue 
   it('accepts an older version’s view, which does not show the field, between answers that do', () => {
     const history = [
       timed('POST', '/todos', 0, 201, high, { title: 't-a', priority: 'high' }),
-      timed('PUT', '/todos/7', 10, 200, { id: 7, title: 't-b', completed: false }, { title: 't-b' }),
-      timed('GET', '/todos', 20, 200, [{ ...high, title: 't-b' }]),
+      timed('PUT', '/todos/7', 10, 200, B, { title: 't-b' }),
+      timed('GET', '/todos', 20, 200, [next.applyPatch(high, { title: 't-b' })]),
     ];
     expect(nonLinearizableRecords(history, ours)).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { MAX_KEPT_CLAIMS, memoryStore, resetMemoryStore } from '../../lib/memory
 import { MAX_TITLE_LENGTH, applyPatch, createTodo, type TodoStore } from '../../lib/todos';
 import { JSON_TYPE, expectBadRequest, expectCreated, expectTodoNotFound, seed } from '../support/expectations';
 import { STORES } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * The Idempotency-Key header (draft-ietf-httpapi-idempotency-key-header), handler by handler and
@@ -37,7 +38,7 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
       return invoke(handlers[name], event(options));
     };
   });
-  const titles = async () => (await store.list()).map((todo) => todo.title);
+  const titles = async () => (await recordsOf(store)).map((todo) => todo.title);
 
   it('answers a retried POST with the first 201, its Location and Idempotent-Replayed, and creates one record', async () => {
     const post = keyed('post-1', { method: 'POST', body: { title: 'once' } });
@@ -86,12 +87,12 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
     ['another record', { method: 'DELETE', id: '1' }],
   ] as const)('answers 422 and changes nothing when the key comes again with %s', async (_case, options) => {
     await send(keyed('reused', { method: 'POST', rawBody: '{"title":"first"}' }));
-    const before = await store.list();
+    const before = await recordsOf(store);
     const response = await send(keyed('reused', options));
     expect(response.statusCode).toBe(422);
     expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
     expect(bodyOf(response)).toEqual({ error: 'Idempotency-Key was used with a different request' });
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
   });
 
   it.each([
@@ -106,7 +107,7 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
     ['two keys (the header sent twice)', '"a","b"'],
     ['with parameters', '"a";p=1'],
   ])('answers 400 for a key %s, and changes nothing', async (_case, value) => {
-    const before = await store.list();
+    const before = await recordsOf(store);
     for (const options of [
       { method: 'POST', body: { title: 'x' } },
       { method: 'PUT', id: '1', body: { title: 'x' } },
@@ -116,7 +117,7 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
       expectBadRequest(response);
       expect(bodyOf(response)).toEqual({ error: expect.stringContaining('Idempotency-Key') });
     }
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
   });
 
   it.each([

@@ -7,10 +7,21 @@ import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
 import { handlersOn } from '../../harness/routes';
 import type { HttpResponse } from '../../lib/http';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { applyPatch, createTodo, listBytes } from '../../lib/todos';
+import { ListFull } from '../../lib/errors';
+import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import {
+  FIRST_NEW_ID,
+  MAX_TITLE_LENGTH,
+  SEED_TODOS,
+  applyPatch,
+  createTodo,
+  listBytes,
+  type Todo,
+} from '../../lib/todos';
 import type { TodoStore } from '../../lib/todos';
 import { JSON_TYPE } from '../support/expectations';
 import { STORES } from '../support/stores';
+import { recordsOf } from '../support/records';
 
 /**
  * GET /todos answers the whole list in one Lambda answer, which Lambda refuses past 6,291,556
@@ -21,8 +32,14 @@ import { STORES } from '../support/stores';
 /** The size of a Lambda answer carrying `response`: what Lambda holds to its limit. */
 const lambdaAnswerBytes = (response: HttpResponse) => Buffer.byteLength(JSON.stringify(response));
 
-/** The largest title a body may carry: 65,536 bytes of body less `{"title":""}`. */
-const BIG_TITLE = 'x'.repeat(65_536 - 12);
+/**
+ * The largest record a client can make, in the list's bytes: a title of MAX_TITLE_LENGTH control
+ * characters, each of which JSON escapes to six bytes (`\u0001`), and the list's answer to seven.
+ */
+const BIGGEST_TITLE = '\u0001'.repeat(MAX_TITLE_LENGTH);
+
+/** The bytes `records` take in the list (listBytes). */
+const bytesOf = (records: readonly Todo[]) => records.reduce((sum, todo) => sum + listBytes(todo), 0);
 
 describe('the size a record adds to the list (listBytes)', () => {
   it('is exactly what it adds to the list’s JSON inside a Lambda answer, whatever the title', () => {
@@ -47,47 +64,105 @@ describe('the size a record adds to the list (listBytes)', () => {
   });
 });
 
+describe('a list at MAX_LIST_BYTES (memory store)', () => {
+  beforeEach(() => {
+    resetMemoryStore();
+  });
+
+  it('answers GET /todos within Lambda’s limit when full of the largest records a client can make', async () => {
+    // Filled through the store, not the handlers: thousands of records, and the refusal is the next tests'.
+    for (;;) {
+      try {
+        await memoryStore.create({ title: BIGGEST_TITLE });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ListFull);
+        break;
+      }
+    }
+    // Then to less than an empty-titled record's room.
+    for (;;) {
+      try {
+        await memoryStore.create({ title: '' });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ListFull);
+        break;
+      }
+    }
+    const records = await recordsOf(memoryStore);
+    const next = createTodo({ title: '' }, Math.max(...records.map((todo) => todo.id)) + 1);
+    expect(bytesOf(records)).toBeGreaterThan(MAX_LIST_BYTES - listBytes(next));
+    const list = await invoke(handlersOn(memoryStore).listTodos, event({ headers: { 'accept-encoding': 'identity' } }));
+    expect(list.statusCode).toBe(200);
+    expect(Buffer.byteLength(list.body ?? '')).toBeLessThanOrEqual(MAX_LIST_BYTES);
+    expect(lambdaAnswerBytes(list)).toBeLessThanOrEqual(RESPONSE_LIMIT_BYTES);
+  });
+});
+
+/** The title of the records that fill a list here: the list's limit is made from their bytes, not from a long title. */
+const TITLE = 'a record of a full list';
+/** How many records of TITLE fill the list, after the seed. */
+const FULL = 5;
+/** The list a fresh store holds once it is full: the seed, then FULL records of TITLE. */
+const FILLED = [
+  ...SEED_TODOS,
+  ...Array.from({ length: FULL }, (_, i) => createTodo({ title: TITLE }, FIRST_NEW_ID + i)),
+];
+/** The list's limit here: FILLED's bytes exactly, so that no record, however small, fits once it is full. */
+const LIMIT = bytesOf(FILLED);
+/** A title that grows a record past a full list's room, and fits once two records of TITLE are gone. */
+const LONGER = `${TITLE}, and longer`;
+
 describe.each(STORES)('a list at its size limit ($name store)', (fixture) => {
   let store: TodoStore;
   let handlers: ReturnType<typeof handlersOn>;
   beforeEach(async () => {
-    store = await fixture.fresh();
+    store = await fixture.fresh({ maxListBytes: LIMIT });
     handlers = handlersOn(store);
   });
 
-  /** POSTs of `title` until one is refused; the ids created. */
-  async function fill(title: string): Promise<number[]> {
+  /** A full list's 409, naming the store's limit; `replayed`, the answer a key kept. */
+  const expectFull = (response: HttpResponse, replayed = false) => {
+    expect(response.statusCode).toBe(409);
+    expect(response.headers).toEqual({
+      'content-type': JSON_TYPE,
+      ...(replayed && { 'idempotent-replayed': 'true' }),
+    });
+    expect(bodyOf(response)).toEqual({
+      error: `The list would be larger than ${LIMIT} bytes: delete records or shorten titles`,
+    });
+  };
+
+  /** POSTs of TITLE until one is refused (a 409 naming the limit), then one of '' refused too: the ids created. */
+  async function fillUp(): Promise<number[]> {
     const ids: number[] = [];
-    for (;;) {
-      const response = await invoke(handlers.createTodo, event({ method: 'POST', body: { title } }));
+    for (let sent = 0; sent <= FULL; sent++) {
+      const response = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: TITLE } }));
       if (response.statusCode !== 201) {
-        expect(response.statusCode).toBe(409);
-        expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
-        expect(bodyOf(response)).toEqual({
-          error: `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`,
-        });
-        return ids;
+        expectFull(response);
+        break;
       }
       ids.push((bodyOf(response) as { id: number }).id);
     }
+    expectFull(await invoke(handlers.createTodo, event({ method: 'POST', body: { title: '' } })));
+    expect(await recordsOf(store)).toEqual(FILLED);
+    return ids;
   }
 
-  /** Fills the list to its limit, to less than an empty-titled record's room: the ids created. */
-  const fillUp = async () => [...(await fill(BIG_TITLE)), ...(await fill('x'.repeat(1_000))), ...(await fill(''))];
+  const remove = async (ids: readonly number[]) => {
+    for (const id of ids) {
+      expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(id) }))).statusCode).toBe(200);
+    }
+  };
 
-  it('refuses the POST that would take it past the limit, and GET /todos still fits Lambda’s answer', async () => {
+  it('refuses the POST that would take it past the limit, to the byte, and a DELETE makes room again', async () => {
     const ids = await fillUp();
-    expect(ids.length).toBeGreaterThan(80);
-    const list = await invoke(handlers.listTodos, event({ headers: { 'accept-encoding': 'identity' } }));
-    expect(list.statusCode).toBe(200);
-    expect(Buffer.byteLength(list.body ?? '')).toBeLessThanOrEqual(MAX_LIST_BYTES);
-    expect(lambdaAnswerBytes(list)).toBeLessThanOrEqual(RESPONSE_LIMIT_BYTES);
+    expect(ids).toEqual(FILLED.slice(SEED_TODOS.length).map((todo) => todo.id));
     // Room again, and the refused POSTs used up no id.
-    expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(ids[0]) }))).statusCode).toBe(200);
+    await remove(ids.slice(0, 1));
     const next = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: '' } }));
     expect(next.statusCode).toBe(201);
     expect(bodyOf(next)).toMatchObject({ id: (ids.at(-1) ?? 0) + 1 });
-  }, 120_000);
+  });
 
   it.each([
     { method: 'POST', handler: 'createTodo', id: undefined },
@@ -99,22 +174,21 @@ describe.each(STORES)('a list at its size limit ($name store)', (fixture) => {
       const keyed = event({
         method,
         ...(id !== undefined && { id }),
-        body: { title: BIG_TITLE },
+        body: { title: LONGER },
         headers: { 'idempotency-key': '"one too many"' },
       });
-      expect((await invoke(handlers[handler], keyed)).statusCode).toBe(409);
-      for (const gone of ids.slice(0, 2)) {
-        expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(gone) }))).statusCode).toBe(200);
-      }
-      const before = await store.list();
+      expectFull(await invoke(handlers[handler], keyed));
+      await remove(ids.slice(0, 2));
+      const before = await recordsOf(store);
+      // Room now for what the request asked (its record, or record 1 retitled).
+      const asked = id === undefined ? [createTodo({ title: LONGER }, (ids.at(-1) ?? 0) + 1)] : [];
+      const retitled = before.map((todo) => (String(todo.id) === id ? applyPatch(todo, { title: LONGER }) : todo));
+      expect(bytesOf([...retitled, ...asked])).toBeLessThanOrEqual(LIMIT);
       // With room now, the retry is still the first request's 409: an attempt of it still on its way
       // on DynamoDB finds the key claimed, and cannot apply after the client was told 409.
-      const retry = await invoke(handlers[handler], keyed);
-      expect(retry.statusCode).toBe(409);
-      expect(retry.headers).toMatchObject({ 'idempotent-replayed': 'true' });
-      expect(await store.list()).toEqual(before);
+      expectFull(await invoke(handlers[handler], keyed), true);
+      expect(await recordsOf(store)).toEqual(before);
     },
-    120_000,
   );
 
   it('refuses a PUT that would grow a title past the limit, and changes nothing; a DELETE makes room again', async () => {
@@ -123,25 +197,19 @@ describe.each(STORES)('a list at its size limit ($name store)', (fixture) => {
     const id = 1;
     const before = await store.get(id);
     expect(before).toBeDefined();
-    const grown = await invoke(
-      handlers.updateTodo,
-      event({ method: 'PUT', id: String(id), body: { title: BIG_TITLE } }),
-    );
-    expect(grown.statusCode).toBe(409);
+    const grown = await invoke(handlers.updateTodo, event({ method: 'PUT', id: String(id), body: { title: LONGER } }));
+    expectFull(grown);
     expect(await store.get(id)).toEqual(before);
-    // completed alone never changes the size.
-    const completed = await invoke(
-      handlers.updateTodo,
-      event({ method: 'PUT', id: String(id), body: { completed: true } }),
-    );
-    expect(completed.statusCode).toBe(200);
-    // Two of the largest records gone: room for one more, whatever its id's digits.
-    for (const gone of ids.slice(0, 2)) {
-      expect((await invoke(handlers.deleteTodo, event({ method: 'DELETE', id: String(gone) }))).statusCode).toBe(200);
+    // completed alone never changes the size: not even to `false`, a byte longer than `true`, in a list with no room.
+    for (const completed of [true, false]) {
+      const answer = await invoke(handlers.updateTodo, event({ method: 'PUT', id: String(id), body: { completed } }));
+      expect(answer.statusCode).toBe(200);
     }
-    const again = await invoke(handlers.createTodo, event({ method: 'POST', body: { title: BIG_TITLE } }));
-    expect(again.statusCode).toBe(201);
-  }, 120_000);
+    // Two records gone: room for the longer title.
+    await remove(ids.slice(0, 2));
+    const again = await invoke(handlers.updateTodo, event({ method: 'PUT', id: String(id), body: { title: LONGER } }));
+    expect(again.statusCode).toBe(200);
+  });
 });
 
 describe.each(STORES)('GET /todos, compressed ($name store)', (fixture) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import { recordsOf } from '../support/records';
 
 describe('memory store', () => {
   it('keeps its state on globalThis, so every bundled copy of this module shares it', async () => {
@@ -30,7 +31,7 @@ describe('memory store', () => {
     await memoryStore.create({ title: 'a' });
     await memoryStore.remove(1);
     resetMemoryStore();
-    expect((await memoryStore.list()).map((todo) => todo.id)).toEqual([1, 2]);
+    expect((await recordsOf(memoryStore)).map((todo) => todo.id)).toEqual([1, 2]);
     expect((await memoryStore.create({ title: 'b' })).value.id).toBe(3);
   });
 });

@@ -3,6 +3,7 @@ import { parseScript } from '../../harness/simulation/explore';
 import { CLOCK_BOUND, type ContainerClock } from '../../harness/simulation/clocks';
 import { SCENARIOS } from '../../harness/simulation/scenarios';
 import { run, withOptions, type Container, type Scenario, type World } from '../../harness/simulation/world';
+import { recordsOf } from '../support/records';
 
 /**
  * The simulator's containers each read a clock of their own (harness/simulation/clocks.ts), and
@@ -95,8 +96,8 @@ describe('a clock per container', () => {
   /** A keyed POST answered by one container, then sent again with its key to another. */
   const sentAgainElsewhere: Scenario = async (world) => {
     const [first, second] = [world.container(), world.container()];
-    await first.list();
-    await second.list();
+    await recordsOf(first);
+    await recordsOf(second);
     const key = '"sent again elsewhere"';
     await world.answer(first.create({ title: 'keyed' }, world.options(key, {}, first)));
     const again = await world.answer(second.create({ title: 'keyed' }, world.options(key, {}, second)));

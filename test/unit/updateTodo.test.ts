@@ -14,6 +14,7 @@ import {
   expectTodoNotFound,
   seed,
 } from '../support/expectations';
+import { recordsOf } from '../support/records';
 
 describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   let store: TodoStore;
@@ -58,18 +59,18 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
 
   it('keeps the record in its place in the list', async () => {
     await put('1', { title: 'first still' });
-    expect((await store.list()).map((todo) => todo.id)).toEqual([1, 2]);
+    expect((await recordsOf(store)).map((todo) => todo.id)).toEqual([1, 2]);
   });
 
   it.each(NOT_FOUND_IDS)('answers 404 "Todo not found" for id %j and creates nothing', async (id) => {
     expectTodoNotFound(await put(id, { title: 'x', completed: true }));
-    expect(await store.list()).toHaveLength(2);
+    expect(await recordsOf(store)).toHaveLength(2);
   });
 
   it.each(NOT_AN_OBJECT_BODIES)('answers 400 for the body %j and changes nothing', async (rawBody) => {
-    const before = await store.list();
+    const before = await recordsOf(store);
     expectBadRequest(await invoke(handler, event({ method: 'PUT', id: '1', rawBody })));
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
   });
 
   it.each([
@@ -81,30 +82,30 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
     { title: 'valid', completed: 'yes' },
     { title: 7, completed: true },
   ])('answers 400 for %j and changes nothing, not even the valid fields', async (body) => {
-    const before = await store.list();
+    const before = await recordsOf(store);
     expectBadRequest(await put('1', body));
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
   });
 
   it.each([{ title: 'a\udc00b' }, { title: '\ud83d', completed: true }])(
     'answers 400 for a title that is not well-formed Unicode, %j, and changes nothing',
     async (body) => {
-      const before = await store.list();
+      const before = await recordsOf(store);
       const answer = await put('1', body);
       expect(answer.statusCode).toBe(400);
       expect(bodyOf(answer)).toEqual({ error: 'title must be well-formed Unicode (no lone surrogates)' });
-      expect(await store.list()).toEqual(before);
+      expect(await recordsOf(store)).toEqual(before);
     },
   );
 
   it('takes a title of MAX_TITLE_LENGTH characters, and answers 400 naming the limit one past it, changing nothing', async () => {
     // Characters are code points, as openapi.yaml's maxLength counts them: an emoji is one, though two UTF-16 units.
     const longest = '🚀'.repeat(MAX_TITLE_LENGTH);
-    const before = await store.list();
+    const before = await recordsOf(store);
     const past = await put('1', { title: `${longest}x`, completed: true });
     expect(past.statusCode).toBe(400);
     expect(bodyOf(past)).toEqual({ error: expect.stringContaining(`at most ${MAX_TITLE_LENGTH} characters`) });
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
     const [first] = before;
     if (first === undefined) throw new Error('no record 1');
     expect(bodyOf(await put('1', { title: longest }))).toEqual(applyPatch(first, { title: longest }));
@@ -128,11 +129,11 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
   });
 
   it('answers 413 for a body over 64 KiB and changes nothing', async () => {
-    const before = await store.list();
+    const before = await recordsOf(store);
     expectPayloadTooLarge(
       await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES + 1) })),
     );
-    expect(await store.list()).toEqual(before);
+    expect(await recordsOf(store)).toEqual(before);
     expect(
       (await invoke(handler, event({ method: 'PUT', id: '1', rawBody: bodyOfBytes(MAX_BODY_BYTES) }))).statusCode,
     ).toBe(200);

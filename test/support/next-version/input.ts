@@ -1,53 +1,12 @@
-import { InvalidInput, PayloadTooLarge, TodoNotFound } from '../../../lib/errors';
+import { InvalidInput } from '../../../lib/errors';
+import * as current from '../../../lib/input';
 import { PRIORITIES, type NewTodo, type Priority, type TodoPatch } from './todos';
 
 // Version N+1 of lib/input.ts, for the deploy tests only (test/support/next-version/todos.ts says
-// why): the same validation, and `priority`'s.
+// why): lib/input.ts's validation, imported (the body, the title and its cap, completed, the id), and
+// `priority`'s, the one rule N+1 adds.
 
-export type JsonObject = Readonly<Record<string, unknown>>;
-
-/**
- * The largest request body accepted, in UTF-8 bytes. It keeps every record far inside
- * DynamoDB's 400 KB item limit (a bigger title would fail there, as a 5xx) and lets GET /todos
- * hold about 90 records of the largest title within Lambda's 6 MB response limit (tens of
- * thousands of ordinary ones).
- */
-export const MAX_BODY_BYTES = 64 * 1024;
-
-/** What a body that is not one JSON object is told, whether it is missing or JSON of another kind. */
-const NOT_AN_OBJECT = 'Request body must be a JSON object';
-
-/**
- * The body must be one JSON object, of at most MAX_BODY_BYTES. `JSON.parse` makes `__proto__`
- * an own key, never a prototype, and only the named fields below are ever read from it, so no
- * other key can reach a record.
- */
-export function parseJsonObject(body: string | undefined): JsonObject {
-  // No body is no object: refused as one. `!body`, not `=== undefined`: serverless-offline sends
-  // `null` for a request without one, and an empty body is none either.
-  if (!body) throw new InvalidInput(NOT_AN_OBJECT);
-  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
-    throw new PayloadTooLarge(`Request body is larger than ${MAX_BODY_BYTES} bytes`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    throw new InvalidInput('Request body is not valid JSON');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidInput(NOT_AN_OBJECT);
-  return value as JsonObject;
-}
-
-/**
- * A title must be well-formed Unicode: JSON may carry a lone surrogate (`"\udc00"`), but DynamoDB
- * keeps strings as UTF-8, which cannot encode one, so it could not be stored as sent on AWS. Both
- * stores refuse it alike, here.
- */
-function checkTitle(title: string): string {
-  if (!title.isWellFormed()) throw new InvalidInput('title must be well-formed Unicode (no lone surrogates)');
-  return title;
-}
+export { MAX_BODY_BYTES, parseJsonObject, parseTodoId, type JsonObject } from '../../../lib/input';
 
 /** A priority, if the body has one: one of PRIORITIES. */
 function checkPriority(value: unknown): Priority {
@@ -56,41 +15,18 @@ function checkPriority(value: unknown): Priority {
   return value as Priority;
 }
 
-/** POST /todos: `title` is required and must be a string; `priority` is optional; every other field is ignored. */
-export function newTodo(body: JsonObject): NewTodo {
-  const title = Object.hasOwn(body, 'title') ? body.title : undefined;
-  if (typeof title !== 'string') throw new InvalidInput('title is required and must be a string');
+/** POST /todos: lib/input.ts's fields, and `priority`, optional; every other field is ignored. */
+export function newTodo(body: current.JsonObject): NewTodo {
+  const request = current.newTodo(body);
   const priority = Object.hasOwn(body, 'priority') ? checkPriority(body.priority) : undefined;
-  return { title: checkTitle(title), ...(priority === undefined ? {} : { priority }) };
+  return { ...request, ...(priority === undefined ? {} : { priority }) };
 }
 
 /**
- * PUT /todos/{id}: each field is optional but, when present, must have its type (and a title be
- * well-formed).
+ * PUT /todos/{id}: lib/input.ts's fields, and `priority`, each optional but, when present, valid.
  * The whole body is checked before anything changes, so a rejected body changes nothing.
  */
-export function todoPatch(body: JsonObject): TodoPatch {
-  const patch: Record<string, unknown> = {};
-  for (const [field, type] of [
-    ['title', 'string'],
-    ['completed', 'boolean'],
-  ] as const) {
-    if (!Object.hasOwn(body, field)) continue;
-    if (typeof body[field] !== type) throw new InvalidInput(`${field} must be a ${type}`);
-    patch[field] = body[field];
-  }
-  if (typeof patch.title === 'string') checkTitle(patch.title);
-  if (Object.hasOwn(body, 'priority')) patch.priority = checkPriority(body.priority);
-  return patch;
-}
-
-/**
- * docs/spec.md §4: the path value goes through `Number(...)`. Anything that is not a
- * positive safe integer (NaN, 1.5, -1, 0, Infinity from "1e309") can match no
- * record, so it is a 404 before any store is asked.
- */
-export function parseTodoId(raw: string | undefined): number {
-  const id = Number(raw);
-  if (!Number.isSafeInteger(id) || id < 1) throw new TodoNotFound();
-  return id;
+export function todoPatch(body: current.JsonObject): TodoPatch {
+  const patch = current.todoPatch(body);
+  return Object.hasOwn(body, 'priority') ? { ...patch, priority: checkPriority(body.priority) } : patch;
 }
