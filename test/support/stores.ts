@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb/store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from '../../scripts/dynamodb-local-process';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from './dynamodb-local-process';
 import { dynamoDb, type DynamoDb } from '../../lib/dynamodb/client';
 
 /** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { context, event, invoke, type Method } from '../../harness/event';
+import { context, event, invoke, type Method } from '../support/event';
 import { runWorkload } from '../../harness/history';
 import { isLinearizable, type Operation } from '../../harness/linearizability';
 import { nonLinearizableRecords, type Timed } from '../../harness/record-model';
-import { functionFor, handlersOn, type FunctionName } from '../../harness/routes';
+import { functionFor, handlersOn, type FunctionName } from '../support/routes';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 
 /**
