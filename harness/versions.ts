@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { build, type Plugin } from 'esbuild';
 import { zipSync } from 'fflate';
 import type { DynamoDbTodoStore } from '../lib/dynamodb/store';
+import type { TodoStore } from '../lib/todos';
+import type { FunctionName } from '../test/support/routes';
 import { functionZips, type Packaged } from './package';
 import { PROJECT_ROOT } from './project';
 
@@ -88,10 +91,10 @@ function hashOf(...parts: (Uint8Array | string)[]): string {
 
 const STORE_ENTRY = join(PROJECT_ROOT, 'lib/dynamodb/store.ts');
 
-/** The modules of the store's graph (with N+1's domain) that do not reach the domain: kept shared. */
-async function sharedModules(): Promise<Set<string>> {
+/** The modules of `entry`'s graph (with N+1's domain) that do not reach the domain: kept shared. */
+async function sharedModules(entry = STORE_ENTRY): Promise<Set<string>> {
   const { metafile } = await build({
-    entryPoints: [STORE_ENTRY],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -124,26 +127,48 @@ let nextStore: Promise<StoreClass> | undefined;
 /** Version N+1's DynamoDbTodoStore, built once per process (and once per content on a machine). */
 export function nextStoreClass(): Promise<StoreClass> {
   nextStore ??= (async () => {
-    const shared = await sharedModules();
-    const { outputFiles } = await build({
-      entryPoints: [STORE_ENTRY],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      write: false,
-      packages: 'external',
-      // The swap first: the domain's files are never shared.
-      plugins: [swapDomain, requireShared(shared)],
-    });
-    const code = outputFiles[0]?.contents;
-    if (code === undefined) throw new Error('esbuild wrote no bundle of the store');
-    const path = cached(`store-${hashOf(code)}.cjs`, code);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle built at run time has no static import
-    const loaded = require(path) as { DynamoDbTodoStore?: StoreClass };
-    if (loaded.DynamoDbTodoStore === undefined) throw new Error(`${path} exports no DynamoDbTodoStore`);
+    const loaded = (await nextModule(STORE_ENTRY)) as { DynamoDbTodoStore?: StoreClass };
+    if (loaded.DynamoDbTodoStore === undefined) throw new Error('the store of N+1 exports no DynamoDbTodoStore');
     return loaded.DynamoDbTodoStore;
   })();
   return nextStore;
+}
+
+/** A function's handler factory (`createTodo(store)`, say: test/support/routes.ts), and the store it takes. */
+type HandlerFactory = (todos: TodoStore) => APIGatewayProxyHandlerV2;
+
+/**
+ * Version N+1's handler factory of function `name` (functions/<name>.ts built with N+1's domain): its input rules are
+ * N+1's, and it answers through whatever store it is given (N+1's, for the deploy tests).
+ */
+export async function nextHandlerFactory(name: FunctionName): Promise<HandlerFactory> {
+  const loaded = (await nextModule(join(PROJECT_ROOT, 'functions', `${name}.ts`))) as Record<string, unknown>;
+  const factory = loaded[name];
+  if (typeof factory !== 'function') throw new Error(`functions/${name}.ts of N+1 exports no ${name}`);
+  return factory as HandlerFactory;
+}
+
+/**
+ * `entry` bundled with N+1's domain, every module that does not reach the domain left out and required from its source
+ * (one error class, one client type for both versions), and loaded: once per content on a machine.
+ */
+async function nextModule(entry: string): Promise<unknown> {
+  const shared = await sharedModules(entry);
+  const { outputFiles } = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    write: false,
+    packages: 'external',
+    // The swap first: the domain's files are never shared.
+    plugins: [swapDomain, requireShared(shared)],
+  });
+  const code = outputFiles[0]?.contents;
+  if (code === undefined) throw new Error(`esbuild wrote no bundle of ${entry}`);
+  const path = cached(`${basename(entry, '.ts')}-${hashOf(code)}.cjs`, code);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle built at run time has no static import
+  return require(path) as unknown;
 }
 
 /**

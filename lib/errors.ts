@@ -38,17 +38,19 @@ export class TodoNotFound extends Refusal {
 /** The header of an answer an Idempotency-Key kept, given again to a retry. */
 const REPLAYED = { 'idempotent-replayed': 'true' };
 
-/** The write would take the list past MAX_LIST_BYTES (lib/list-size.ts): 409. */
+/** The write would take the list past its limit (MAX_LIST_BYTES, lib/list-size.ts, unless a store is given another): 409. */
 export class ListFull extends Refusal {
   override readonly status = 409;
-  override readonly message = `The list would be larger than ${MAX_LIST_BYTES} bytes: delete records or shorten titles`;
   declare readonly headers?: Record<string, string>;
   /** The 409 an Idempotency-Key kept: its claim is written already (the DynamoDB store writes a new one's). */
   readonly replayed: boolean;
+  /** The list's limit, in bytes, that the write would have passed. */
+  readonly limit: number;
 
-  constructor({ replayed = false }: { replayed?: boolean } = {}) {
-    super();
+  constructor({ replayed = false, limit = MAX_LIST_BYTES }: { replayed?: boolean; limit?: number } = {}) {
+    super(`The list would be larger than ${limit} bytes: delete records or shorten titles`);
     this.replayed = replayed;
+    this.limit = limit;
     if (replayed) this.headers = REPLAYED;
   }
 }

@@ -6,10 +6,10 @@ import type {
 } from 'aws-lambda';
 import { accessLog, type Answered } from './access-log';
 import { notModified, preconditionFailure, todoEtag } from './conditional';
-import { InvalidInput, PreconditionFailed, Refusal } from './errors';
+import { InvalidInput, PayloadTooLarge, PreconditionFailed, Refusal } from './errors';
 import { log } from './log';
 import { metricFields } from './metrics';
-import type { Deadline, Todo, TodoList, Written } from './todos';
+import type { Deadline, IdempotencyClaim, Todo, TodoList, Written } from './todos';
 
 /**
  * The HTTP edge: how a request is read and how every answer is written.
@@ -79,6 +79,27 @@ export function answer<T extends Todo | true>(written: Written<T>, respond: (val
     replayed: written.replayed,
     ...(todoId === undefined ? {} : { todoId }),
   };
+}
+
+/**
+ * A keyed write's input, as `parse` reads it; or, when this version refuses it (400, 413) while its Idempotency-Key
+ * holds a record for this very request, that record, replayed. Another version took the request (during a deploy, one
+ * that ignores a field this one checks), and a 400 would say that nothing changed where something did. Without a key,
+ * or with nothing kept under it for this request, the refusal stands (docs/design.md, "Keys and tags across versions").
+ */
+export async function inputOrKept<T>(
+  claim: IdempotencyClaim | undefined,
+  parse: () => T,
+  kept: (claim: IdempotencyClaim) => Promise<Written<Todo> | undefined>,
+): Promise<{ readonly input: T } | { readonly kept: Written<Todo> }> {
+  try {
+    return { input: parse() };
+  } catch (error) {
+    if (claim === undefined || !(error instanceof InvalidInput || error instanceof PayloadTooLarge)) throw error;
+    const answer = await kept(claim);
+    if (answer === undefined) throw error;
+    return { kept: answer };
+  }
 }
 
 /** Below this many bytes gzip saves less than its own header costs. */

@@ -18,8 +18,11 @@ import {
 /** What a claimed Idempotency-Key keeps: the claim, and the answer its write gave (a 412 or a 409 included). */
 interface KeptClaim extends IdempotencyClaim {
   readonly value: unknown;
-  readonly refused?: typeof PreconditionFailed | typeof ListFull;
+  readonly refused?: Refused;
 }
+
+/** A refusal a key keeps for its retries: a 412 or a 409. */
+type Refused = typeof PreconditionFailed | typeof ListFull;
 
 interface MemoryState {
   /** A Map keeps insertion order (the list order) and gives O(1) get, update and delete. */
@@ -27,6 +30,8 @@ interface MemoryState {
   nextId: number;
   /** The list's size as GET /todos answers it (lib/list-size.ts). */
   bytes: number;
+  /** How large the list may grow: MAX_LIST_BYTES, or a test's smaller limit (resetMemoryStore). */
+  maxListBytes: number;
   /** Claimed keys, oldest first: a Map keeps insertion order. */
   readonly claims: Map<string, KeptClaim>;
   /** The list's version, moved by every write, and its name (new at each seed): the list's tag (lib/conditional.ts). */
@@ -53,7 +58,7 @@ interface StateHolder {
   [STATE_KEY]?: MemoryState | undefined;
 }
 
-function seed(state: MemoryState): MemoryState {
+function seed(state: MemoryState, { maxListBytes = MAX_LIST_BYTES }: MemoryStoreOptions = {}): MemoryState {
   state.todos.clear();
   state.claims.clear();
   state.bytes = 0;
@@ -62,6 +67,7 @@ function seed(state: MemoryState): MemoryState {
     state.bytes += listBytes(todo);
   }
   state.nextId = FIRST_NEW_ID;
+  state.maxListBytes = maxListBytes;
   state.version = 0;
   state.listId = process.getBuiltinModule('node:crypto').randomUUID();
   return state;
@@ -71,6 +77,7 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
   todos: new Map(),
   nextId: FIRST_NEW_ID,
   bytes: 0,
+  maxListBytes: MAX_LIST_BYTES,
   claims: new Map(),
   version: 0,
   listId: '',
@@ -78,9 +85,14 @@ const state: MemoryState = ((globalThis as StateHolder)[STATE_KEY] ??= seed({
 /** The state's maps: a reset clears them, and nothing ever replaces them. */
 const { todos, claims } = state;
 
-/** Puts the shared store back to its start state: records 1 and 2, next id 3. */
-export function resetMemoryStore(): void {
-  seed(state);
+export interface MemoryStoreOptions {
+  /** How large the list may grow, in bytes: MAX_LIST_BYTES unless a test needs a full list of few records. */
+  readonly maxListBytes?: number | undefined;
+}
+
+/** Puts the shared store back to its start state: records 1 and 2, next id 3, and these options. */
+export function resetMemoryStore(options?: MemoryStoreOptions): void {
+  seed(state, options);
 }
 
 /**
@@ -91,13 +103,12 @@ export function resetMemoryStore(): void {
 function claimed<T>(
   claim: IdempotencyClaim | undefined,
   write: () => T,
-  kept: readonly NonNullable<KeptClaim['refused']>[] = [PreconditionFailed],
+  kept: readonly Refused[] = [PreconditionFailed],
 ): Written<NonNullable<T>> | Extract<T, undefined> {
   const earlier = claim && claims.get(claim.key);
   if (claim && earlier && earlier.expiresAt > Date.now()) {
     if (earlier.fingerprint !== claim.fingerprint) throw new KeyReused();
-    if (earlier.refused) throw new earlier.refused({ replayed: true });
-    return { value: earlier.value as NonNullable<T>, replayed: true };
+    return replayOf(earlier) as Written<NonNullable<T>>;
   }
   let value: T;
   try {
@@ -113,6 +124,13 @@ function claimed<T>(
   return { value, replayed: false };
 }
 
+/** The answer a kept claim gives its request's retry: its value, or its refusal thrown, replayed. */
+function replayOf(earlier: KeptClaim): Written<unknown> {
+  if (earlier.refused === ListFull) throw new ListFull({ replayed: true, limit: state.maxListBytes });
+  if (earlier.refused) throw new earlier.refused({ replayed: true });
+  return { value: earlier.value, replayed: true };
+}
+
 function keep(kept: KeptClaim): void {
   // An expired key claimed again goes to the back, as the newest; only a new key evicts the oldest.
   claims.delete(kept.key);
@@ -123,9 +141,9 @@ function keep(kept: KeptClaim): void {
 // Every change of the list goes through these two, one for each direction of its size
 // (state.bytes); each moves the list's version.
 
-/** A record added, or made longer: refused (ListFull) when it takes the list past MAX_LIST_BYTES. */
+/** A record added, or made longer: refused (ListFull) when it takes the list past its limit. */
 function grow(bytes: number): void {
-  if (state.bytes + bytes > MAX_LIST_BYTES) throw new ListFull();
+  if (state.bytes + bytes > state.maxListBytes) throw new ListFull({ limit: state.maxListBytes });
   state.bytes += bytes;
   state.version += 1;
 }
@@ -198,5 +216,12 @@ export const remove: TodoStore['remove'] = (id, { claim, precondition }: WriteOp
     }),
   );
 
+export const kept: TodoStore['kept'] = (claim) => {
+  const earlier = claims.get(claim.key);
+  const forThisRequest = earlier && earlier.expiresAt > Date.now() && earlier.fingerprint === claim.fingerprint;
+  const replay = forThisRequest ? (replayOf(earlier) as Written<Todo | undefined>) : undefined;
+  return now(replay?.value === undefined ? undefined : { value: replay.value, replayed: true });
+};
+
 /** The memory store as one TodoStore, for whatever takes a whole store (the tests, the bench). */
-export const memoryStore: TodoStore = { readList, list, get, create, update, remove };
+export const memoryStore: TodoStore = { readList, list, get, create, update, remove, kept };

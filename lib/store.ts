@@ -36,6 +36,10 @@ export const update: TodoStore['update'] =
   process.env.TODO_STORE === 'dynamodb'
     ? async (id, patch, options) => (await dynamoDbStore()).update(id, patch, options)
     : memory.update;
+export const kept: TodoStore['kept'] =
+  process.env.TODO_STORE === 'dynamodb'
+    ? async (claim, deadline) => (await dynamoDbStore()).kept(claim, deadline)
+    : memory.kept;
 export const remove: TodoStore['remove'] =
   process.env.TODO_STORE === 'dynamodb'
     ? async (id, options) => (await dynamoDbStore()).remove(id, options)

@@ -27,6 +27,23 @@ export interface TodoPatch {
 }
 
 /**
+ * The longest title a client may set, in Unicode characters: code points, as JSON Schema's
+ * `maxLength` counts them (an emoji is one, where JavaScript's `length` says two). The spec leaves
+ * it open; a well-made API refuses an absurd title with a clear 400, as Google Tasks, Microsoft To
+ * Do and Todoist do. openapi.yaml's `maxLength` is this figure (test/unit/openapi.test.ts holds them
+ * together), and lib/input.ts refuses a longer title.
+ */
+export const MAX_TITLE_LENGTH = 1_000;
+
+/** A title's length as MAX_TITLE_LENGTH counts it: its code points. */
+export function titleLength(title: string): number {
+  // A string's iterator steps by code point: a surrogate pair is one character. Code points, not graphemes (which
+  // the lint rule would have): JSON Schema's maxLength counts code points, and a client's validator with it.
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread
+  return [...title].length;
+}
+
+/**
  * The record out of anything that holds its fields (a stored item, say), in the answer's field
  * order, and nothing else: the ETag is taken from the record's JSON, so one record must always be
  * the same bytes, and DynamoDB keeps a map's fields in no order.
@@ -213,4 +230,10 @@ export interface TodoStore {
   create(request: NewTodo, options?: WriteOptions): Promise<Written<Todo>>;
   update(id: number, patch: TodoPatch, options?: WriteOptions): Promise<Written<Todo> | undefined>;
   remove(id: number, options?: WriteOptions): Promise<Written<true> | undefined>;
+  /**
+   * What `claim`'s key keeps for this very request (the same fingerprint), if it holds a record: that record, replayed;
+   * a refusal it keeps (412, 409) is thrown, replayed. Undefined when the key holds nothing for this request. For a
+   * request this version refuses that another version took (lib/http.ts, inputOrKept).
+   */
+  kept(claim: IdempotencyClaim, deadline?: Deadline): Promise<Written<Todo> | undefined>;
 }

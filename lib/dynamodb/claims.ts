@@ -2,6 +2,7 @@ import { KeyInFlight, KeyReused, ListFull, PreconditionFailed } from '../errors'
 import type { IdempotencyClaim, Todo, Written } from '../todos';
 import { EXPIRES, toTodo, type Item } from './table';
 import type { PutInput } from './client';
+import { KEY_FREE } from './conditions';
 
 /**
  * An Idempotency-Key's claim (lib/idempotency.ts): an item `pk = "KEY#<key>"` in the write's own transaction (both
@@ -37,7 +38,7 @@ export function claimPut(table: string, claim: IdempotencyClaim, answer: KeptAns
         [EXPIRES]: Math.ceil(claim.expiresAt / 1000),
         ...answer,
       },
-      ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',
+      ConditionExpression: KEY_FREE,
       ExpressionAttributeNames: { '#expires': EXPIRES },
       ExpressionAttributeValues: { ':now': Math.floor(now / 1000) },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -1,21 +1,16 @@
-import { timeLimit } from '../abort';
-import { MAX_LIST_BYTES } from '../list-size';
 import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
 import {
   COUNTER_KEY,
-  atVersion,
   conditionFailed,
   storedSize,
-  toTodo,
-  todoKey,
   type Counter,
   type Item,
+  type ListTable,
   type TableAccess,
-  type TodoItem,
 } from './table';
-import { Transaction } from './transaction';
 import type { TransactItem } from './client';
+import { COUNTER_AT_NEXT_WITH_ROOM, COUNTER_HAS_ROOM, COUNTER_SIZED_AND_VERSIONED, notSetYet } from './conditions';
 
 /**
  * The counter: `next`, the next id; `bytes`, the list's size (lib/list-size.ts). Writes move it in their transaction,
@@ -44,23 +39,23 @@ export function added(todos: readonly Todo[]): Added {
  * leaves its ids in `recent` (by intent) for waiting POSTs; a POST alone clears them, to keep the counter small.
  */
 export function counterMove(
-  table: string,
+  table: ListTable,
   counter: Counter,
   { records, bytes }: Added,
   recent?: Readonly<Record<string, number>>,
 ): TransactItem {
   return {
     Update: {
-      TableName: table,
+      TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression: `SET #next = :after, #bytes = #bytes + :bytes, #version = #version + :one${recent ? ', #recent = :recent' : ' REMOVE #recent'}`,
-      ConditionExpression: '#next = :first AND #bytes <= :room AND attribute_exists(#version)',
+      ConditionExpression: COUNTER_AT_NEXT_WITH_ROOM,
       ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent', '#version': 'version' },
       ExpressionAttributeValues: {
         ':first': counter.next,
         ':after': counter.next + records,
         ':bytes': bytes,
-        ':room': MAX_LIST_BYTES - bytes,
+        ':room': table.maxListBytes - bytes,
         ':one': 1,
         ...(recent && { ':recent': recent }),
       },
@@ -70,15 +65,15 @@ export function counterMove(
 }
 
 /** A PUT's or DELETE's action: the size moved by `growth`, within its limit; the version, `edited` in its slot. */
-export function editMove(table: string, growth: number, edited: number): TransactItem {
+export function editMove(table: ListTable, growth: number, edited: number): TransactItem {
   const slot = editSlot(edited);
   return {
     Update: {
-      TableName: table,
+      TableName: table.name,
       Key: COUNTER_KEY,
       UpdateExpression:
         'SET #bytes = #bytes + :growth, #version = #version + :one, #edits = #edits + :one, #editedAt = #version + :one, #edited = :edited',
-      ConditionExpression: `${growth > 0 ? '#bytes <= :room' : 'attribute_exists(#bytes)'} AND attribute_exists(#version)`,
+      ConditionExpression: growth > 0 ? COUNTER_HAS_ROOM : COUNTER_SIZED_AND_VERSIONED,
       ExpressionAttributeNames: {
         '#bytes': 'bytes',
         '#version': 'version',
@@ -90,7 +85,7 @@ export function editMove(table: string, growth: number, edited: number): Transac
         ':growth': growth,
         ':one': 1,
         ':edited': edited,
-        ...(growth > 0 && { ':room': MAX_LIST_BYTES - growth }),
+        ...(growth > 0 && { ':room': table.maxListBytes - growth }),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
@@ -140,7 +135,7 @@ async function setOnce(
         TableName: table.name,
         Key: COUNTER_KEY,
         UpdateExpression: update,
-        ConditionExpression: `attribute_not_exists(${Object.keys(names)[0]})`,
+        ConditionExpression: notSetYet(Object.keys(names)[0] ?? ''),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
@@ -148,69 +143,5 @@ async function setOnce(
     );
   } catch (error) {
     if (!conditionFailed(error)) throw error;
-  }
-}
-
-/** The most records one list raises the size of: one transaction's actions, the counter's among them. */
-const MAX_RAISES = 99;
-/** The most a list waits for its raise: about one transaction's round trips, and a retry. */
-export const RAISE_WITHIN_MS = 500;
-
-/**
- * Read repair of the list's size. A record stored smaller than this version answers was written by one not knowing a
- * field it shows (one with a default, say): its size, and the list's, rise to this version's, so the 6 MB guard covers
- * what every running version answers (docs/design.md, "Two versions on one table"). Up to MAX_RAISES records in one
- * transaction, each if still as read (a late copy too); once, best effort: the list answers as read.
- */
-export async function raiseSizes(table: TableAccess, items: readonly Item[], signal: AbortSignal): Promise<void> {
-  const short = items
-    .map((item) => ({ item: item as unknown as TodoItem, stored: storedSize(item), answered: listBytes(toTodo(item)) }))
-    .filter(({ stored, answered }) => stored < answered)
-    .slice(0, MAX_RAISES);
-  if (short.length === 0) return;
-  const transaction = new Transaction<'counter' | `record ${number}`>(table.runtime.uuid());
-  const growth = short.reduce((sum, { stored, answered }) => sum + answered - stored, 0);
-  // A correction to what is stored: no limit refuses it, and it changes no answer, so it moves no version.
-  transaction.add('counter', {
-    Update: {
-      TableName: table.name,
-      Key: COUNTER_KEY,
-      UpdateExpression: 'SET #bytes = #bytes + :growth',
-      ConditionExpression: 'attribute_exists(#bytes)',
-      ExpressionAttributeNames: { '#bytes': 'bytes' },
-      ExpressionAttributeValues: { ':growth': growth },
-    },
-  });
-  for (const { item, answered } of short) {
-    // A PUT or DELETE that read the record reads it again (its version moved), not land on the raised size.
-    const version = atVersion(item.v);
-    transaction.add(`record ${item.id}`, {
-      Update: {
-        TableName: table.name,
-        Key: todoKey(item.id),
-        UpdateExpression: 'SET #size = :answered, #v = :version',
-        ConditionExpression: version.ConditionExpression,
-        ExpressionAttributeNames: { '#size': 'size', '#v': 'v' },
-        ExpressionAttributeValues: {
-          ':answered': answered,
-          ':version': (item.v ?? 0) + 1,
-          ...version.ExpressionAttributeValues,
-        },
-      },
-    });
-  }
-  // The list waits for the raise no longer than RAISE_WITHIN_MS: a throttled or slow table delays no answer by more.
-  const budget = timeLimit(
-    RAISE_WITHIN_MS,
-    () => new Error('the raise of the list sizes took its time'),
-    table.runtime,
-  );
-  try {
-    const raising = AbortSignal.any([signal, budget.signal]);
-    await table.dynamodb.transactWriteItems(transaction.actions, transaction.token, raising, transaction.copies);
-  } catch {
-    // Cancelled, throttled, unanswered or out of time: the list answers as read, and a later one finds what is short.
-  } finally {
-    budget.stop();
   }
 }

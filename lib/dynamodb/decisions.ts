@@ -1,10 +1,9 @@
 import { KeyReused, ListFull } from '../errors';
-import { MAX_LIST_BYTES } from '../list-size';
 import type { IdempotencyClaim } from '../todos';
 import { replayOf, type Replay } from './claims';
 import type { CancellationReason, Item, TransactItem } from './client';
 import type { Verdict } from './outcome';
-import { EXPIRES, type Counter } from './table';
+import { EXPIRES, type Counter, type TableAccess } from './table';
 
 /**
  * Each action has a role, `<kind>` or `<kind> <who>` (`counter`, `record 3`, `claim <uuid>`, `intent <id>`, `outcome
@@ -156,6 +155,11 @@ export interface Decision {
   readonly next: Next;
 }
 
+/** What `decide` needs of the table, as it is now: the time (claims expire) and the list's limit. */
+export function decidingAt(table: TableAccess): { now: number; maxListBytes: number } {
+  return { now: table.runtime.now(), maxListBytes: table.maxListBytes };
+}
+
 /**
  * A cancellation's decision, alike for every write: a key claimed before settles its write (replay or KeyReused), a
  * found outcome its POST (done); then counter unsized, moved, record changed; no room refuses, in order, what doesn't
@@ -164,7 +168,7 @@ export interface Decision {
 export function decide(
   meanings: Readonly<Record<string, Meaning | undefined>>,
   shares: readonly Share[],
-  now: number,
+  { now, maxListBytes }: { readonly now: number; readonly maxListBytes: number },
 ): Decision {
   const settled = new Map<string, Settled>();
   let expired = false;
@@ -184,16 +188,23 @@ export function decide(
   if (counter?.kind === 'moved') return { settled, next: counter };
   const record = meanings.record;
   if (record?.kind === 'changed') return { settled, next: record };
-  if (counter?.kind === 'full' && settled.size === 0) refuseWhatDoesNotFit(counter.counter, shares, settled);
+  if (counter?.kind === 'full' && settled.size === 0) {
+    refuseWhatDoesNotFit(counter.counter, maxListBytes, shares, settled);
+  }
   if (settled.size > 0 || expired || counter?.kind === 'full') {
     return { settled, next: { kind: 'again', counter: counter?.kind === 'full' ? counter.counter : undefined } };
   }
   return { settled, next: { kind: intentGone ? 'read again' : 'unexplained' } };
 }
 
-/** With the list as `counter` has it, refuses (ListFull), in order, each write that would not fit. */
-function refuseWhatDoesNotFit(counter: Counter, shares: readonly Share[], settled: Map<string, Settled>): void {
-  let room = MAX_LIST_BYTES - (counter.bytes ?? 0);
+/** With the list as `counter` has it, within `limit` bytes, refuses (ListFull), in order, each write that would not fit. */
+function refuseWhatDoesNotFit(
+  counter: Counter,
+  limit: number,
+  shares: readonly Share[],
+  settled: Map<string, Settled>,
+) {
+  let room = limit - (counter.bytes ?? 0);
   let id = counter.next;
   for (const { who, bytes } of shares) {
     const size = bytes(id);

@@ -3,9 +3,11 @@ import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { timeLimit } from '../abort';
 import type { Todo, TodoList } from '../todos';
-import { EDIT_SLOTS, prepareCounter, raiseSizes, readCounter } from './counter';
+import { EDIT_SLOTS, prepareCounter, readCounter } from './counter';
+import { NONE_SHORT, afterRead, raiseShort, type ShortRecord, type ShortRecords } from './repair';
 import { getItem, todoItems } from './reads';
 import { conditionFailed, storedSize, toTodo, todoKey, type Counter, type Item, type TableAccess } from './table';
+import { SHARED_IS_OLDER } from './conditions';
 
 /**
  * GET /todos (docs/design.md, "What a list shows"): each write changing the list moves the counter's `version`, so a
@@ -14,10 +16,14 @@ import { conditionFailed, storedSize, toTodo, todoKey, type Counter, type Item, 
  * read again after the records, and the edited between, till a round finds no write since: never a list that never was.
  */
 
-/** The list as of one version: the counter read before its records, and the records by id, in id order. */
+/**
+ * The list as of one version: the counter read before its records, the records by id, in id order, and those stored
+ * smaller than this version answers them, for the read repair to raise (repair.ts).
+ */
 export interface HeldList {
   readonly counter: Counter & { readonly version: number; readonly listId: string };
   readonly todos: ReadonlyMap<number, Todo>;
+  readonly short: ShortRecords;
 }
 
 /**
@@ -36,6 +42,8 @@ export interface ListOptions {
   readonly counter?: Counter | undefined;
   /** A list that read more bytes of records than this shares what it read (by default, `sharedAfter`). */
   readonly sharedAfterBytes?: number | undefined;
+  /** How long a list waits for its read repair (repair.ts): RAISE_WITHIN_MS by default. */
+  readonly raiseWithinMs?: number | undefined;
 }
 
 /**
@@ -63,11 +71,16 @@ interface SharedItem {
   readonly edits: number;
   /** The records' JSON, gzipped, in base64: the client speaks DynamoDB's JSON with strings only (client.ts). */
   readonly records: string;
+  /** The records stored short (repair.ts), as `records`; absent when none is (and from code before the repair kept them). */
+  readonly short?: string;
 }
 
 /** The whole list, tagged by its content: what a list is while the version cannot be trusted. */
 async function listByContent(table: TableAccess, signal: AbortSignal, options: ListOptions): Promise<TodoList> {
-  const todos = [...(await wholeList(table, undefined, signal, options.pageSize)).todos.values()];
+  const whole = await wholeList(table, undefined, signal, options.pageSize);
+  // Each such list reads every record, and so learns every short one again: nothing to hold.
+  await raiseShort(table, whole.short, signal, options.raiseWithinMs);
+  const todos = [...whole.todos.values()];
   const tag = `W/${etagOf(JSON.stringify(todos))}`;
   return options.unchanged?.(tag) ? { tag } : { tag, todos };
 }
@@ -88,6 +101,8 @@ export async function readList(
   const read = { bytes: 0 };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (held?.counter.version === counter.version) {
+      // Raised records change no answer, so the list answered is the one read, and the version stays.
+      held = { ...held, short: await raiseShort(table, held.short, signal, options.raiseWithinMs) };
       if (read.bytes > (options.sharedAfterBytes ?? sharedAfter(counter))) await share(table, held, signal);
       return { list: { tag: listTag(counter.listId, counter.version), todos: [...held.todos.values()] }, held };
     }
@@ -135,18 +150,21 @@ function counted(items: readonly (Item | undefined)[], read = { bytes: 0 }): voi
   for (const item of items) read.bytes += item === undefined ? 0 : storedSize(item);
 }
 
-/** The whole list, every page, read after `counter`; records stored smaller than they are shown are raised (read repair). */
+/** The whole list, every page, read after `counter`, with the records stored smaller than they are shown. */
 async function wholeList<C extends HeldList['counter'] | undefined>(
   table: TableAccess,
   counter: C,
   signal: AbortSignal,
   pageSize: number | undefined,
   read?: { bytes: number },
-): Promise<{ counter: C; todos: Map<number, Todo> }> {
+): Promise<{ counter: C; todos: Map<number, Todo>; short: ShortRecords }> {
   const items = await todoItems(table, signal, pageSize === undefined ? {} : { pageSize });
   counted(items, read);
-  await raiseSizes(table, items, signal);
-  return { counter, todos: new Map(items.map((item) => [item.id as number, toTodo(item)])) };
+  return {
+    counter,
+    todos: new Map(items.map((item) => [item.id as number, toTodo(item)])),
+    short: afterRead(NONE_SHORT, items),
+  };
 }
 
 /** `held`, with edited records (or their absence) and added ones read again after `counter`, added last: id order. */
@@ -166,15 +184,21 @@ async function withChanges(
   ]);
   counted([...added, ...editedItems], read);
   const todos = new Map([...held.todos].filter(([id]) => id < addedFrom));
+  const gone: number[] = [];
   for (const [i, id] of older.entries()) {
     const item = editedItems[i];
     // An edited record it did not hold: this is not the list held (nothing edits what is not there). Read it whole.
     if (item !== undefined && !todos.has(id)) return undefined;
-    if (item === undefined) todos.delete(id);
-    else todos.set(id, toTodo(item));
+    if (item === undefined) {
+      todos.delete(id);
+      gone.push(id);
+    } else todos.set(id, toTodo(item));
   }
   for (const item of added) todos.set(item.id as number, toTodo(item));
-  return { counter, todos };
+  // Records from `addedFrom` on are as `added` has them, those before as held unless read again.
+  const heldShort = new Map([...held.short].filter(([id]) => id < addedFrom));
+  const readAgain = [...added, ...editedItems.filter((item): item is Item => item !== undefined)];
+  return { counter, todos, short: afterRead(heldShort, readAgain, gone) };
 }
 
 /** The list shared, if this list's and its records shown as here; one shared ahead of `counter` is read on as held. */
@@ -185,27 +209,48 @@ async function sharedList(
 ): Promise<HeldList | undefined> {
   const shared = (await getItem(table, SHARED_KEY, signal, false)) as SharedItem | undefined;
   if (shared?.listId !== counter.listId) return undefined;
-  const { listId, version, next, edits, tag, records } = shared;
+  const { listId, version, next, edits, tag, records, short } = shared;
   if (tag !== listTag(listId, version)) return undefined;
-  const json = process.getBuiltinModule('node:zlib').gunzipSync(Buffer.from(records, 'base64')).toString();
-  const todos = JSON.parse(json) as Todo[];
-  return { counter: { listId, version, next, edits }, todos: new Map(todos.map((todo) => [todo.id, todo])) };
+  const todos = unzipped(records) as Todo[];
+  const shortRecords = short === undefined ? [] : (unzipped(short) as ShortRecord[]);
+  return {
+    counter: { listId, version, next, edits },
+    todos: new Map(todos.map((todo) => [todo.id, todo])),
+    short: new Map(shortRecords.map((record) => [record.id, record])),
+  };
+}
+
+/** JSON, gzipped, in base64: as a shared list holds it. */
+function zipped(value: unknown): string {
+  return process.getBuiltinModule('node:zlib').gzipSync(JSON.stringify(value)).toString('base64');
+}
+
+function unzipped(base64: string): unknown {
+  return JSON.parse(process.getBuiltinModule('node:zlib').gunzipSync(Buffer.from(base64, 'base64')).toString());
 }
 
 /** Shares `held` (sharedList), unless a list as new is shared already: best effort, within SHARE_WITHIN_MS. */
 async function share(table: TableAccess, held: HeldList, signal: AbortSignal): Promise<void> {
-  const json = JSON.stringify([...held.todos.values()]);
-  const records = process.getBuiltinModule('node:zlib').gzipSync(json).toString('base64');
-  if (records.length > MAX_SHARED_BYTES) return;
+  const records = zipped([...held.todos.values()]);
+  const short = held.short.size === 0 ? undefined : zipped([...held.short.values()]);
+  if (records.length + (short?.length ?? 0) > MAX_SHARED_BYTES) return;
   const { listId, version, next, edits = 0 } = held.counter;
-  const item: SharedItem = { tag: listTag(listId, version), listId, version, next, edits, records };
+  const item: SharedItem = {
+    tag: listTag(listId, version),
+    listId,
+    version,
+    next,
+    edits,
+    records,
+    ...(short !== undefined && { short }),
+  };
   const limit = timeLimit(SHARE_WITHIN_MS, () => new Error('sharing the list took too long'), table.runtime);
   try {
     await table.dynamodb.putItem(
       {
         TableName: table.name,
         Item: { ...SHARED_KEY, ...item },
-        ConditionExpression: 'attribute_not_exists(pk) OR #version < :version OR listId <> :listId',
+        ConditionExpression: SHARED_IS_OLDER,
         ExpressionAttributeNames: { '#version': 'version' },
         ExpressionAttributeValues: { ':version': version, ':listId': listId },
       },

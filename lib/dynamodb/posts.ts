@@ -4,9 +4,10 @@ import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { getItem } from './reads';
 import { HEAD_LEASE_MS, queuePost, queues, type PostState } from './queue';
 import { added, counterMove, prepareCounter, readCounter } from './counter';
-import { conditionFailed, todoItem, type Counter, type TableAccess } from './table';
-import { decide, type Settled, type Share } from './decisions';
+import { conditionFailed, todoItem, type Counter, type ListTable, type TableAccess } from './table';
+import { decide, decidingAt, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
+import { ITEM_IS_NEW } from './conditions';
 
 /**
  * POSTs: ids have no gaps and follow creation order, so POSTs write records and move the counter from n to n + k in one
@@ -44,7 +45,7 @@ export function planPosts(counter: Counter, posts: readonly Post[], open: readon
 }
 
 export function postTransaction(
-  table: string,
+  table: ListTable,
   counter: Counter,
   posts: readonly Post[],
   writes: readonly PostWrite[],
@@ -56,10 +57,14 @@ export function postTransaction(
   );
   for (const { index, todo } of writes) {
     transaction.add(`record ${index}`, {
-      Put: { TableName: table, Item: todoItem(todo, listBytes(todo)), ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: {
+        TableName: table.name,
+        Item: todoItem(todo, listBytes(todo)),
+        ConditionExpression: ITEM_IS_NEW,
+      },
     });
     const claim = posts[index]?.claim;
-    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }, now));
+    if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table.name, claim, { todo }, now));
   }
   return transaction;
 }
@@ -121,7 +126,7 @@ function writeTogether(
       if (counter === undefined) throw new Error(`table ${table.name} has no id counter`);
       const writes = planPosts(counter, posts, open);
       const made = { token: table.runtime.uuid(), now: table.runtime.now() };
-      const transaction = postTransaction(table.name, counter, posts, writes, made);
+      const transaction = postTransaction(table, counter, posts, writes, made);
       const watch = watchPosts(table, state, counter, signal, contended);
       const committed = await commit(table, transaction, signal, watch);
       if (committed === 'superseded') {
@@ -135,7 +140,7 @@ function writeTogether(
         continue;
       }
       const { meanings, codes } = committed.cancelled;
-      const { settled, next } = decide(meanings, postShares(posts, writes), table.runtime.now());
+      const { settled, next } = decide(meanings, postShares(posts, writes), decidingAt(table));
       for (const [who, outcome] of settled) {
         const { claim } = posts[Number(who)] ?? {};
         const refused = outcome instanceof ListFull && !outcome.replayed && claim !== undefined;

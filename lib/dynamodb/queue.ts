@@ -36,9 +36,10 @@ import {
   type QueuedIntent,
   type StoredOutcome,
 } from './queue-plan';
-import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type TableAccess } from './table';
-import { decide } from './decisions';
+import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type ListTable, type TableAccess } from './table';
+import { decide, decidingAt } from './decisions';
 import { Transaction, commit } from './transaction';
+import { HEAD_UNMARKED, INTENT_ID_FREE_OR_MINE, INTENT_IS_MINE, ITEM_EXISTS, ITEM_IS_NEW } from './conditions';
 
 /**
  * The queue: POSTs of many containers meeting on the counter are written together (docs/design.md: why, what it holds).
@@ -148,7 +149,7 @@ async function putIntent(table: TableAccess, post: Post, signal: AbortSignal): P
         {
           TableName: table.name,
           Item: { pk: COUNTER_KEY.pk, ...intent, [EXPIRES]: expires },
-          ConditionExpression: 'attribute_not_exists(pk) OR #uuid = :uuid',
+          ConditionExpression: INTENT_ID_FREE_OR_MINE,
           ExpressionAttributeNames: { '#uuid': 'uuid' },
           ExpressionAttributeValues: { ':uuid': uuid },
         },
@@ -272,7 +273,7 @@ async function commitQueue(
     const plan = planCommit(counter, intents, mine, table.runtime.now(), decided);
     const committed = await commit(
       table,
-      commitTransaction(table.name, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
+      commitTransaction(table, plan, { token: table.runtime.uuid(), now: table.runtime.now() }),
       signal,
       {
         // A commit that met another on the counter can never apply once the counter moved.
@@ -282,7 +283,7 @@ async function commitQueue(
     if (committed === 'applied') return afterCommit(state, plan, mine, table.runtime.now() - started);
     if (committed === 'superseded') return undefined;
     const { meanings, codes } = committed.cancelled;
-    const { settled, next } = decide(meanings, commitShares(plan), table.runtime.now());
+    const { settled, next } = decide(meanings, commitShares(plan), decidingAt(table));
     if (next.kind === 'size the list') await prepareCounter(table, signal);
     // Another commit came first (the counter moved, an intent is gone), or the list was counted: read again.
     if (next.kind !== 'again') {
@@ -321,17 +322,18 @@ function addedBy(plan: CommitPlan): Added {
 
 /** A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes, every intent taken deleted. */
 export function commitTransaction(
-  table: string,
+  list: ListTable,
   plan: CommitPlan,
   { token, now }: { token: string; now: number },
 ): Transaction<CommitRole> {
+  const table = list.name;
   const transaction = new Transaction<CommitRole>(token).add(
     'counter',
-    counterMove(table, plan.counter, addedBy(plan), recentAfter(plan)),
+    counterMove(list, plan.counter, addedBy(plan), recentAfter(plan)),
   );
   for (const { intent, todo, bytes } of plan.writes) {
     transaction.add(`record ${intent.uuid}`, {
-      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: { TableName: table, Item: todoItem(todo, bytes), ConditionExpression: ITEM_IS_NEW },
     });
     const { claim } = intent.payload;
     if (claim) transaction.add(`claim ${intent.uuid}`, claimPut(table, claim, { todo }, now));
@@ -351,7 +353,7 @@ export function commitTransaction(
       Delete: {
         TableName: table,
         Key: { pk: COUNTER_KEY.pk, id: intent.id },
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: ITEM_EXISTS,
       },
     });
   }
@@ -364,7 +366,7 @@ function outcomePut(table: string, uuid: string, outcome: StoredOutcome, now: nu
     Put: {
       TableName: table,
       Item: { ...outcomeKey(uuid), ...outcome, [EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: ITEM_IS_NEW,
     },
   };
 }
@@ -378,8 +380,7 @@ async function takeOver(table: TableAccess, head: number, by: string, signal: Ab
         TableName: table.name,
         Key: { pk: COUNTER_KEY.pk, id: head },
         UpdateExpression: 'SET #takenAt = :now, #takenBy = :by',
-        ConditionExpression:
-          'attribute_exists(pk) AND (attribute_not_exists(#takenAt) OR #takenAt < :expired OR #takenBy = :by)',
+        ConditionExpression: HEAD_UNMARKED,
         ExpressionAttributeNames: { '#takenAt': 'takenAt', '#takenBy': 'takenBy' },
         ExpressionAttributeValues: { ':now': now, ':by': by, ':expired': now - HEAD_LEASE_MS },
       },
@@ -418,7 +419,7 @@ async function retract(table: TableAccess, mine: Intent, signal: AbortSignal, re
       {
         TableName: table.name,
         Key: { pk: COUNTER_KEY.pk, id: mine.id },
-        ConditionExpression: '#uuid = :uuid',
+        ConditionExpression: INTENT_IS_MINE,
         ExpressionAttributeNames: { '#uuid': 'uuid' },
         ExpressionAttributeValues: { ':uuid': mine.uuid },
       },

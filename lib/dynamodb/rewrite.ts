@@ -11,9 +11,18 @@ import {
 import { claimKey, claimPut, inFlightAtDeadline, replayOf, type KeptAnswer } from './claims';
 import { editMove, prepareCounter } from './counter';
 import { getItem } from './reads';
-import { atVersion, storedRecord, storedSize, toTodo, todoKey, type TableAccess, type TodoItem } from './table';
+import {
+  atVersion,
+  storedRecord,
+  storedSize,
+  toTodo,
+  todoKey,
+  type ListTable,
+  type TableAccess,
+  type TodoItem,
+} from './table';
 import type { ConditionCheckInput } from './client';
-import { decide } from './decisions';
+import { decide, decidingAt } from './decisions';
 import { Transaction, commit, type TransactItem } from './transaction';
 
 /**
@@ -114,7 +123,7 @@ function stillAsRead(table: string, current: TodoItem): ConditionCheckInput {
 }
 
 export function rewriteTransaction(
-  table: string,
+  table: ListTable,
   change: Change,
   claim: IdempotencyClaim | undefined,
   { token, now }: { token: string; now: number },
@@ -123,7 +132,7 @@ export function rewriteTransaction(
   // Every write of a record moves the list's version, a same-size PUT too: a list holding the old one reads again.
   if (!change.refused) transaction.add('counter', editMove(table, change.growth, change.todo.id));
   if (claim !== undefined)
-    transaction.add('claim', claimPut(table, claim, change.refused ?? { todo: change.kept }, now));
+    transaction.add('claim', claimPut(table.name, claim, change.refused ?? { todo: change.kept }, now));
   return transaction;
 }
 
@@ -158,7 +167,7 @@ export function rewrite(
           ? change(current)
           : refusedChange(table.name, current, { preconditionFailed: true });
       const made = { token: table.runtime.uuid(), now: table.runtime.now() };
-      const committed = await commit(table, rewriteTransaction(table.name, planned, claim, made), signal, {
+      const committed = await commit(table, rewriteTransaction(table, planned, claim, made), signal, {
         metOthers: (met) => {
           if (met.claim?.kind === 'conflict') contended();
         },
@@ -168,7 +177,7 @@ export function rewrite(
       if (committed === 'superseded') continue;
       const { meanings, codes } = committed.cancelled;
       const shares = [{ who: '', claim, bytes: () => planned.growth }];
-      const { settled, next } = decide(meanings, shares, table.runtime.now());
+      const { settled, next } = decide(meanings, shares, decidingAt(table));
       const answer = settled.get('');
       if (answer instanceof ListFull && !answer.replayed && claim !== undefined && !planned.refused) {
         full = true;

@@ -3,6 +3,7 @@ import { backoff } from '../abort';
 import { bytesOf, readCounter } from './counter';
 import { COUNTER_KEY, todoItem, type Counter, type TableAccess } from './table';
 import { Transaction, commit } from './transaction';
+import { ITEM_IS_NEW } from './conditions';
 
 /**
  * Records 1, 2 and the counter in one transaction, if no counter: seeded once however many containers start, never
@@ -25,7 +26,7 @@ export async function seeded(table: TableAccess, signal: AbortSignal): Promise<C
       Put: {
         TableName: table.name,
         Item: { ...COUNTER_KEY, ...fresh },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        ConditionExpression: ITEM_IS_NEW,
       },
     });
     // No condition of their own: without a counter no client has seen them yet.

@@ -11,6 +11,7 @@ import {
   changesNothing,
   newTodoBytes,
   type Deadline,
+  type IdempotencyClaim,
   type NewTodo,
   type Todo,
   type TodoPatch,
@@ -21,7 +22,9 @@ import {
 } from '../todos';
 import { timeLimit, unlessAborted } from '../abort';
 import { credentialsProblem } from '../aws/credentials';
+import { MAX_LIST_BYTES } from '../list-size';
 import { REAL_RUNTIME, type Runtime } from '../runtime';
+import { claimKey, replayOf } from './claims';
 import { dynamoDb, type DynamoDb } from './client';
 import { createPosts, type Post } from './posts';
 import type { PostState } from './queue';
@@ -56,6 +59,16 @@ export interface DynamoDbStoreOptions {
   readonly listVersion?: 'read' | 'written';
   /** A list that read more bytes of records than this shares what it read (list.ts, `sharedAfter` by default). */
   readonly sharedAfterBytes?: number;
+  /**
+   * How long a list waits for its read repair's transaction (repair.ts, RAISE_WITHIN_MS by default): a test on DynamoDB
+   * Local, where a transaction of a hundred actions may take seconds on a busy machine, gives it the list's deadline.
+   */
+  readonly raiseWithinMs?: number;
+  /**
+   * How large the list may grow, in bytes: MAX_LIST_BYTES (lib/list-size.ts) by default. Every store on one table must
+   * agree: a test that needs a full list of few records gives its stores a smaller one.
+   */
+  readonly maxListBytes?: number;
 }
 
 /** A POST waiting for its record to be written, with others, in the next transaction. */
@@ -87,7 +100,12 @@ export class DynamoDbTodoStore implements TodoStore {
     table: string,
     private readonly options: DynamoDbStoreOptions = {},
   ) {
-    this.#table = { name: table, dynamodb, runtime: options.runtime ?? REAL_RUNTIME };
+    this.#table = {
+      name: table,
+      dynamodb,
+      runtime: options.runtime ?? REAL_RUNTIME,
+      maxListBytes: options.maxListBytes ?? MAX_LIST_BYTES,
+    };
     this.#posts = { counter: undefined, othersUntil: 0, commitMs: 20, queue: options.queuePosts ?? true };
   }
 
@@ -101,6 +119,7 @@ export class DynamoDbTodoStore implements TodoStore {
         unchanged: held,
         pageSize: this.options.pageSize,
         sharedAfterBytes: this.options.sharedAfterBytes,
+        raiseWithinMs: this.options.raiseWithinMs,
         versionTrusted: this.options.listVersion !== 'written',
       });
       // The list that ended last, whatever its version: the next list checks it against the counter.
@@ -169,6 +188,17 @@ export class DynamoDbTodoStore implements TodoStore {
     });
   }
 
+  kept(claim: IdempotencyClaim, deadline?: Deadline): Promise<Written<Todo> | undefined> {
+    return this.#call(deadline, async (signal) => {
+      const item = await getItem(this.#table, claimKey(claim.key), signal);
+      const replay = item && replayOf(item, claim, this.#table.runtime.now());
+      // Another request's key holds nothing for this one: the refusal of this one stands.
+      if (replay === undefined || replay instanceof KeyReused) return undefined;
+      if (replay instanceof Error) throw replay;
+      return replay.value && { value: replay.value, replayed: true };
+    });
+  }
+
   /** Runs an operation once seeded, aborted at the deadline; a failure not an answer of its own is StoreUnavailable. */
   async #call<T>(deadline: Deadline | undefined, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { runtime } = this.#table;
@@ -182,6 +212,8 @@ export class DynamoDbTodoStore implements TodoStore {
       // Not raced against the deadline: the operation ends by it, and may answer better than a 503 (claims.ts: 409).
       return await operation(signal);
     } catch (error) {
+      // A 409 names the list's limit: this store's, wherever in it the refusal was made (a key's replay included).
+      if (error instanceof ListFull) throw new ListFull({ replayed: error.replayed, limit: this.#table.maxListBytes });
       if (ANSWERS.some((answer) => error instanceof answer)) throw error;
       throw misconfigured(error) ?? new StoreUnavailable('DynamoDB request failed', { cause: error });
     } finally {

@@ -1,6 +1,7 @@
 import { recordOf, sizelessBytes, type Todo } from '../todos';
 import type { Runtime } from '../runtime';
 import type { DynamoDb, Item } from './client';
+import { RECORD_AT_VERSION, RECORD_UNCHANGED_SINCE_WRITTEN } from './conditions';
 
 /**
  * The table's layout, in one place (`TodosTable` in serverless.yml): string partition key `pk`, numeric sort key `id`.
@@ -23,9 +24,17 @@ export const MAX_TRANSACTION_BYTES = 3_500_000;
 /** A generous size of an item beyond its record's bytes in the list (listBytes): key, version, attribute names. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
-/** How the store's parts reach the table: its name, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
-export interface TableAccess {
+/**
+ * What the actions a write sends need of the table: its name, and how large the list may grow there (MAX_LIST_BYTES,
+ * lib/list-size.ts; smaller in a test that needs a full list of few records: DynamoDbStoreOptions.maxListBytes).
+ */
+export interface ListTable {
   readonly name: string;
+  readonly maxListBytes: number;
+}
+
+/** How the store's parts reach the table: the above, DynamoDB (lib/dynamodb/client.ts), and the time and chance they use. */
+export interface TableAccess extends ListTable {
   readonly dynamodb: DynamoDb;
   readonly runtime: Runtime;
 }
@@ -92,8 +101,8 @@ export function atVersion(version: number | undefined): {
   ExpressionAttributeValues?: Item;
 } {
   return version === undefined || version === 0
-    ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(v)' }
-    : { ConditionExpression: 'v = :seen', ExpressionAttributeValues: { ':seen': version } };
+    ? { ConditionExpression: RECORD_UNCHANGED_SINCE_WRITTEN }
+    : { ConditionExpression: RECORD_AT_VERSION, ExpressionAttributeValues: { ':seen': version } };
 }
 
 /** A plain write refused because its condition did not hold: what it guarded against had happened. */

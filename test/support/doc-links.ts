@@ -8,6 +8,17 @@ import ts from 'typescript';
  * a relative link in a markdown file, the `#anchor` of one, and a repository file named in the
  * docs or in a code comment (`lib/http.ts`, docs/spec.md). test/unit/docs-links.test.ts runs this
  * over the repository in `npm test`.
+ *
+ * What names a file:
+ * - a word that starts with a top-level folder of the repository and a slash (`lib/http.ts`,
+ *   smoke/cli.ts), in prose, a code span or a comment; or a markdown file's name (`README.md`);
+ * - in a markdown code span also a file's name with a known extension (`queue-plan.ts`) or a
+ *   folder's with its slash (`local-workflow/`): it resolves from the root, from the citing file's
+ *   folder, or as the last parts of a path of the repository (`queue-plan.ts` is
+ *   lib/dynamodb/queue-plan.ts), so it names a file that is there, wherever;
+ * - with or without a position (`lib/input.ts:71:23`) or an anchor (`docs/spec.md#4-endpoints`).
+ * A web address, a placeholder or a pattern (`events/<function>.json`, `lib/dynamodb/*.ts`), an
+ * absolute path (`/todos/{id}`) and a media type (`application/json`) name no file.
  */
 
 /** One citation that names nothing: `file:line: what is wrong`. */
@@ -19,8 +30,10 @@ export interface Source {
   readonly text: string;
 }
 
-/** What a check may look up in the tree: whether a path exists, and a markdown file's text. */
+/** What a check may look up in the tree: its files, whether a path exists, and a markdown file's text. */
 export interface Tree {
+  /** Every file, by its path from the root. */
+  readonly files: readonly string[];
   exists(path: string): boolean;
   /** Paths the repository ignores (bench/latest.json, .esbuild/…): written by a command, cited as such. */
   ignored(path: string): boolean;
@@ -31,34 +44,54 @@ export interface Tree {
  * The top-level folders of the repository: a word that starts with one of them and a slash names a
  * file in it (`lib/http.ts`), where `application/json` or `todo-api/local` names none.
  */
-const FOLDERS = ['.ci', '.vscode', 'bench', 'docs', 'events', 'functions', 'harness', 'lib', 'scripts', 'test'];
+function topFolders(tree: Tree): Set<string> {
+  return new Set(tree.files.filter((file) => file.includes('/')).map((file) => file.slice(0, file.indexOf('/'))));
+}
 
 /** Characters of a placeholder or a pattern, not of a path: `events/<function>.json`, `lib/dynamodb-*.ts`. */
 const PATTERN = /[<>*{}$…|]/;
 
-/** A path as cited, less a position after it: `lib/input.ts:71:23`, `lib/http.ts(18,7)`. */
+/** A path as cited, less a position or an anchor after it: `lib/input.ts:71:23`, `lib/http.ts(18,7)`, `README.md#start`. */
 function withoutPosition(cited: string): string {
-  return cited.replace(/(?::\d+)+$|\(\d+,\d+\)$/, '');
+  return cited.replace(/(?::\d+)+$|\(\d+,\d+\)$|#[\w-]*$/, '');
 }
 
 /** The kinds of file the repository holds; `functions/getTodo.handler` names a function, not a file. */
 const FILE_TYPES = new Set(['', '.cjs', '.http', '.js', '.json', '.md', '.mjs', '.ts', '.yaml', '.yml']);
 
 /** The repository path a word names, if it names one: a top-level folder's file, or a markdown file. */
-function citedPath(word: string): string | undefined {
+function citedPath(word: string, folders: Set<string>): string | undefined {
   const cited = withoutPosition(word.replace(/^\.\//, '').replace(/[.,:;!?]+$/, ''));
   if (PATTERN.test(cited) || !/^[\w.@/-]+$/.test(cited) || !FILE_TYPES.has(extname(cited))) return undefined;
-  if (FOLDERS.some((folder) => cited.startsWith(`${folder}/`))) return cited;
+  if ([...folders].some((folder) => cited.startsWith(`${folder}/`))) return cited;
   if (!cited.includes('/') && extname(cited) === '.md') return cited;
   return undefined;
 }
 
 /** Every word of a piece of prose that names a repository path, with the path. */
-function pathsIn(prose: string): string[] {
+function pathsIn(prose: string, folders: Set<string>): string[] {
   return prose
     .split(/[\s`'"()[\],;]+/)
-    .map(citedPath)
+    .map((word) => citedPath(word, folders))
     .filter((path): path is string => path !== undefined);
+}
+
+/**
+ * The path a whole code span names, if it names one the words of prose would not: a file's name
+ * with a known extension (`queue-plan.ts`), a relative path (`local-workflow/ports.cjs`), a folder
+ * with its slash (`operations/`). A span with a space is a command or a phrase, not a path.
+ */
+export function spanPath(span: string): string | undefined {
+  const cited = withoutPosition(span.trim().replace(/^\.\//, ''));
+  if (PATTERN.test(cited) || !/^[\w.@/-]+$/.test(cited) || cited.startsWith('/')) return undefined;
+  if (cited.endsWith('/')) return /^[\w.@-]+(\/[\w.@-]+)*\/$/.test(cited) ? cited : undefined;
+  return extname(cited) !== '' && FILE_TYPES.has(extname(cited)) ? cited : undefined;
+}
+
+/** Whether a path is the last parts of a path of the repository: `queue-plan.ts`, `operations/alarms.cjs`. */
+function endsSomePath(tree: Tree, path: string): boolean {
+  const tail = `/${path.replace(/\/$/, '')}`;
+  return tree.files.some((file) => `/${file}`.endsWith(tail) || `/${file}`.includes(`${tail}/`));
 }
 
 /**
@@ -82,7 +115,7 @@ export function anchorsOf(markdown: string): Set<string> {
 }
 
 /** A markdown file's lines outside code blocks, numbered from 1: code in a block cites nothing. */
-function proseLines(markdown: string): { line: number; text: string }[] {
+export function proseLines(markdown: string): { line: number; text: string }[] {
   const lines: { line: number; text: string }[] = [];
   let fence: string | undefined;
   markdown.split('\n').forEach((text, index) => {
@@ -105,23 +138,37 @@ function resolves(tree: Tree, from: string, path: string): boolean {
   );
 }
 
+/** The code spans of a line of markdown, without their backticks. */
+export function codeSpans(line: string): string[] {
+  return [...line.matchAll(/(`+)(.+?)\1/g)].map(([, , code = '']) => code.trim());
+}
+
 /** The broken links, anchors and cited paths of one markdown file. */
 export function brokenInMarkdown(source: Source, tree: Tree): Broken[] {
   const broken: Broken[] = [];
+  const folders = topFolders(tree);
   for (const { line, text } of proseLines(source.text)) {
     const where = `${source.path}:${line}`;
     // Code spans cite paths; with them blanked out, what is left is prose and links.
-    for (const [, code = ''] of text.matchAll(/`([^`]+)`/g)) {
-      for (const path of pathsIn(code)) {
+    for (const code of codeSpans(text)) {
+      const whole = spanPath(code);
+      const paths = pathsIn(code, folders);
+      if (whole !== undefined && !paths.includes(whole)) {
+        // The tree's own paths first: `resolves` asks git about ignored ones, a process each.
+        if (!endsSomePath(tree, whole) && !resolves(tree, source.path, whole)) {
+          broken.push(`${where}: \`${whole}\` is not in the repository`);
+        }
+      }
+      for (const path of paths) {
         if (!resolves(tree, source.path, path)) broken.push(`${where}: \`${path}\` is not in the repository`);
       }
     }
-    const prose = text.replace(/`[^`]*`/g, ' ');
+    const prose = text.replace(/(`+).+?\1/g, ' ');
     for (const [, target = ''] of prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
       const problem = brokenLink(source, target, tree);
       if (problem !== undefined) broken.push(`${where}: ${problem}`);
     }
-    for (const path of pathsIn(prose.replace(/\]\([^)]*\)/g, ' '))) {
+    for (const path of pathsIn(prose.replace(/\]\([^)]*\)/g, ' '), folders)) {
       if (!resolves(tree, source.path, path)) broken.push(`${where}: ${path} is not in the repository`);
     }
   }
@@ -179,11 +226,12 @@ function hashComments(source: Source): { line: number; text: string }[] {
 
 /** The repository paths cited in a code file's comments that are not in the repository. */
 export function brokenInComments(source: Source, tree: Tree): Broken[] {
+  const folders = topFolders(tree);
   // Parsing every file takes seconds; a file that names no missing path anywhere has none in its comments.
-  if (pathsIn(source.text).every((path) => resolves(tree, source.path, path))) return [];
+  if (pathsIn(source.text, folders).every((path) => resolves(tree, source.path, path))) return [];
   const comments = /\.(?:[cm]?[jt]s)$/.test(source.path) ? scriptComments(source) : hashComments(source);
   return comments.flatMap(({ line, text }) =>
-    pathsIn(text)
+    pathsIn(text, folders)
       // A multi-line comment's path is reported at the comment's first line, good enough to find it.
       .filter((path) => !resolves(tree, source.path, path))
       .map((path) => `${source.path}:${line}: ${path} is not in the repository`),
@@ -206,6 +254,7 @@ export function repositoryTree(root: string): { tree: Tree; files: string[] } {
   const known = new Set(files);
   const folders = new Set(files.flatMap((file) => [...ancestors(file)]));
   const tree: Tree = {
+    files,
     exists: (path) => known.has(path) || folders.has(path),
     ignored: (path) => {
       try {

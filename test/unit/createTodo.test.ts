@@ -96,6 +96,16 @@ describe.each(STORES)('POST /todos ($name store)', (fixture) => {
     },
   );
 
+  it('takes a title of MAX_TITLE_LENGTH characters, and answers 400 naming the limit one past it, using up no id', async () => {
+    // Characters are code points, as openapi.yaml's maxLength counts them: an emoji is one, though two UTF-16 units.
+    const longest = '🚀'.repeat(domain.MAX_TITLE_LENGTH);
+    const past = await post({ title: `${longest}x` });
+    expect(past.statusCode).toBe(400);
+    expect(bodyOf(past)).toEqual({ error: expect.stringContaining(`at most ${domain.MAX_TITLE_LENGTH} characters`) });
+    expect(await store.list()).toHaveLength(2);
+    expect(bodyOf(await post({ title: longest }))).toEqual(domain.createTodo({ title: longest }, 3));
+  });
+
   it('takes a lone surrogate escaped in the JSON text for one too, and a pair for its character', async () => {
     const raw = (text: string) => invoke(handler, event({ method: 'POST', rawBody: `{"title":"${text}"}` }));
     expectBadRequest(await raw('a\\udc00b'));

@@ -27,6 +27,7 @@ function treeOf(files: Record<string, string>, ignored: string[] = []): Tree {
     ),
   );
   return {
+    files: Object.keys(files),
     exists: (path) => path in files || folders.has(path),
     ignored: (path) => ignored.includes(path),
     read: (path) => files[path],
@@ -39,6 +40,9 @@ const TREE = treeOf(
     'docs/design.md': '# Design\n\n## What the spec leaves open, and how this service answers\n\n## `npm run info`\n',
     'docs/spec.md': '# Specification\n\n## 4. Endpoints\n',
     'lib/http.ts': '',
+    'lib/dynamodb/queue-plan.ts': '',
+    'serverless/plugins/local-workflow/ports.cjs': '',
+    'smoke/cli.ts': '',
   },
   ['bench/latest.json'],
 );
@@ -70,6 +74,20 @@ describe('the citation check (it can fail)', () => {
     expect(brokenInMarkdown(markdown(text), TREE)).toEqual([
       'docs/contributing.md:1: `lib/access.ts` is not in the repository',
       'docs/contributing.md:1: lib/gone.ts is not in the repository',
+    ]);
+  });
+
+  it("finds a file's name, a relative path or a folder in a code span that nothing in the tree ends with", () => {
+    const text = [
+      'Decisions in `queue-plan.ts`, ports in `local-workflow/ports.cjs`, `local-workflow/` and `smoke/cli.ts`.',
+      'Gone: `queue-plan-madeUp.ts`, `local-workflow/madeUp.cjs`, `madeUp-folder/`, `smoke/madeUp.ts`.',
+      'With a place: `lib/http.ts:18`, `spec.md#4-endpoints`; `docs/spec.md#madeUp` is a link check, not a path one.',
+    ].join('\n');
+    expect(brokenInMarkdown(markdown(text), TREE)).toEqual([
+      'docs/contributing.md:2: `queue-plan-madeUp.ts` is not in the repository',
+      'docs/contributing.md:2: `local-workflow/madeUp.cjs` is not in the repository',
+      'docs/contributing.md:2: `madeUp-folder/` is not in the repository',
+      'docs/contributing.md:2: `smoke/madeUp.ts` is not in the repository',
     ]);
   });
 

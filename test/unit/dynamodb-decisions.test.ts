@@ -19,6 +19,8 @@ import type { IdempotencyClaim, Todo } from '../../lib/todos';
  */
 
 const TABLE = 'todos';
+/** The table as the actions see it: its name and the list's limit. */
+const LIST = { name: TABLE, maxListBytes: MAX_LIST_BYTES };
 const claim = (key: string, fingerprint = `print of ${key}`): IdempotencyClaim => ({
   key,
   fingerprint,
@@ -49,7 +51,10 @@ function decided<Role extends string>(
   byRole: Partial<Record<string, Reason>>,
   shares: Parameters<typeof decide>[1],
 ): Decision {
-  return decide(transaction.read(reasonsFor(transaction, byRole), Date.now()).meanings, shares, Date.now());
+  return decide(transaction.read(reasonsFor(transaction, byRole), Date.now()).meanings, shares, {
+    now: Date.now(),
+    maxListBytes: MAX_LIST_BYTES,
+  });
 }
 
 describe('a transaction’s actions and their roles', () => {
@@ -87,7 +92,7 @@ describe('a transaction’s actions and their roles', () => {
   it('reads a cancellation by the decision table: a conflict or a throttle met others; a condition that cannot hold again is final; one that may is refused', () => {
     const counter = { next: 10, bytes: 1_000 };
     const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>('token')
-      .add('counter', counterMove(TABLE, counter, added([createTodo({ title: 't' }, 10)])))
+      .add('counter', counterMove(LIST, counter, added([createTodo({ title: 't' }, 10)])))
       .add('record 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('claim 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('intent 7', { Delete: { TableName: TABLE, Key: {} } })
@@ -110,7 +115,7 @@ describe('a transaction’s actions and their roles', () => {
     expect(verdict({ 'intent 7': failed(), 'outcome u': failed() })).toBe('final');
     expect(verdict({ 'record 0': { code: 'ValidationError' } })).toBe('final');
     // A size change (a PUT's, a DELETE's) expects no `next`: its counter may have room later.
-    const resize = new Transaction<'counter'>('token').add('counter', editMove(TABLE, 10, 7));
+    const resize = new Transaction<'counter'>('token').add('counter', editMove(LIST, 10, 7));
     expect(resize.read([failed({ next: 99, bytes: MAX_LIST_BYTES })], Date.now()).verdict).toBe('refused');
     // The seed's counter, once there, is there for good.
     const seed = new Transaction<'counter'>('token').add('counter', { Put: { TableName: TABLE, Item: {} } });
@@ -137,7 +142,7 @@ describe('what a cancellation of POSTs means', () => {
   });
 
   it('puts each POST’s record and claim under its own role, beside the counter', () => {
-    const transaction = postTransaction(TABLE, counter, posts, writes, MADE);
+    const transaction = postTransaction(LIST, counter, posts, writes, MADE);
     expect(transaction.roles).toEqual(['counter', 'record 0', 'record 1', 'claim 1', 'record 2']);
     const reasons = reasonsFor(transaction, {
       'claim 1': failed(kept(claim('second'), createTodo({ title: 'second' }, 4))),
@@ -147,7 +152,7 @@ describe('what a cancellation of POSTs means', () => {
 
   /** What a cancellation of these POSTs decides. */
   function postDecision(byRole: Partial<Record<string, Reason>>, from = counter, batch = posts, planned = writes) {
-    return decided(postTransaction(TABLE, from, batch, planned, MADE), byRole, postShares(batch, planned));
+    return decided(postTransaction(LIST, from, batch, planned, MADE), byRole, postShares(batch, planned));
   }
 
   it('tries again from where the counter is when another container moved it', () => {
@@ -226,7 +231,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
     const completedOnly = putChange(TABLE, { completed: true })(current);
     expect(completedOnly.growth).toBe(0);
     // A PUT that leaves the size as it was moves the list's version all the same, and notes the record it edited.
-    const sameSize = rewriteTransaction(TABLE, completedOnly, keyed, MADE);
+    const sameSize = rewriteTransaction(LIST, completedOnly, keyed, MADE);
     expect(sameSize.roles).toEqual(['record', 'counter', 'claim']);
     expect(sameSize.actions[1]).toMatchObject({
       Update: {
@@ -236,7 +241,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
       },
     });
     const retitled = putChange(TABLE, { title: 'a longer title than before' })(current);
-    const transaction = rewriteTransaction(TABLE, retitled, keyed, MADE);
+    const transaction = rewriteTransaction(LIST, retitled, keyed, MADE);
     expect(transaction.roles).toEqual(['record', 'counter', 'claim']);
     // The claim's reason is read as the claim's, though the counter's action came before it.
     const { meanings } = transaction.read([NONE, NONE, failed(kept(keyed, current))], Date.now());
@@ -247,7 +252,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   /** What a cancellation of a PUT of `current` (with `claim`) decides. */
   function rewriteDecision(byRole: Partial<Record<string, Reason>>, with_?: IdempotencyClaim) {
     const change: Change = putChange(TABLE, { title: 'a longer title than before' })(current);
-    return decided(rewriteTransaction(TABLE, change, with_, MADE), byRole, [
+    return decided(rewriteTransaction(LIST, change, with_, MADE), byRole, [
       { who: '', claim: with_, bytes: () => change.growth },
     ]);
   }
@@ -284,7 +289,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   it('reads the counter’s reason: moved (past the ids a POST gives), full or unsized', () => {
     const move = new Transaction<'counter'>('token').add(
       'counter',
-      counterMove(TABLE, { next: 10, bytes: 5 }, added([])),
+      counterMove(LIST, { next: 10, bytes: 5 }, added([])),
     );
     const meaning = (reason: Reason) => move.read([reason], Date.now()).meanings.counter;
     expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DynamoDb, Item, TransactItem } from '../../lib/dynamodb/client';
-import { RAISE_WITHIN_MS } from '../../lib/dynamodb/counter';
+import { DynamoDbError, type DynamoDb, type Item, type TransactItem } from '../../lib/dynamodb/client';
+import { RAISE_WITHIN_MS } from '../../lib/dynamodb/repair';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
 import { createTodo, listBytes, type Todo } from '../../lib/todos';
@@ -80,5 +80,40 @@ describe('a list raises the size of a record stored smaller than it answers it',
     await clock.tickAsync(1);
     expect(answered).toEqual([record]);
     await listing;
+  });
+});
+
+describe('a list learns from a raise that another container came first to', () => {
+  it('drops the record the cancellation found raised, and the next list raises the one still short', async () => {
+    const other = createTodo({ title: 'also stored small' }, 4);
+    const items: Item[] = [stored, { ...todoItem(other, listBytes(other) - 24), v: 2 }];
+    const sent: (readonly TransactItem[])[] = [];
+    const dynamodb: DynamoDb = {
+      ...heldTransactions().dynamodb,
+      query: () => Promise.resolve({ items, lastKey: undefined }),
+      transactWriteItems: (actions) => {
+        sent.push(actions);
+        if (sent.length > 1) return Promise.resolve();
+        // Another container raised record 3 first: its condition on version 4 fails, and DynamoDB says what it found.
+        const reasons = actions.map((action) =>
+          'Update' in action && action.Update.Key.id === 3
+            ? { code: 'ConditionalCheckFailed', item: { ...stored, size: listBytes(record), v: 5 } }
+            : { code: 'None' },
+        );
+        return Promise.reject(
+          new DynamoDbError('TransactionCanceledException', 'cancelled', { copy: 'not applied', reasons }),
+        );
+      },
+    };
+    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime });
+
+    await store.readList(clock.now + 9_000);
+    await store.readList(clock.now + 9_000);
+
+    const raised = (actions: readonly TransactItem[] | undefined) =>
+      (actions ?? []).flatMap((action) =>
+        'Update' in action && action.Update.Key.pk === 'TODO' ? [action.Update.Key.id] : [],
+      );
+    expect(sent.map(raised)).toEqual([[3, 4], [4]]);
   });
 });

@@ -33,6 +33,8 @@ import { MAX_LIST_BYTES } from '../../lib/list-size';
 import { createTodo, listBytes } from '../../lib/todos';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
+/** The table as the actions see it: its name and the list's limit. */
+const LIST = { name: 'todos', maxListBytes: MAX_LIST_BYTES };
 /**
  * The queue of POSTs' decisions (lib/dynamodb/queue-plan.ts), with no DynamoDB: where a POST stands
  * in a look, what one commit writes, and what a commit's cancellation means. The queue's behaviour
@@ -227,12 +229,12 @@ describe('decide, for the queue: what a cancelled commit means', () => {
 
   /** What the queue's commit does with a cancellation of `plan` (lib/dynamodb/queue.ts): decide, as every write does. */
   function verdictOf(plan: CommitPlan, byRole: Partial<Record<CommitRole, Reason>>) {
-    const transaction = commitTransaction('todos', plan, { token: 'token', now: Date.now() });
+    const transaction = commitTransaction(LIST, plan, { token: 'token', now: Date.now() });
     const { meanings } = transaction.read(
       transaction.roles.map((role) => byRole[role] ?? { code: 'None' }),
       Date.now(),
     );
-    const { settled, next } = decide(meanings, commitShares(plan), Date.now());
+    const { settled, next } = decide(meanings, commitShares(plan), { now: Date.now(), maxListBytes: MAX_LIST_BYTES });
     if (next.kind === 'again') return { kind: 'again', decided: decidedAfter(NOTHING_DECIDED, settled) };
     if (next.kind === 'moved' || next.kind === 'read again') return { kind: 'reread' };
     return { kind: next.kind };
@@ -339,7 +341,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
       settled: new Map([...refused.decided.settled, ...again.decided.settled]),
       done: new Set<string>(),
     };
-    const claims = commitTransaction('todos', planCommit(full, queue, 'a', NOW, decided), {
+    const claims = commitTransaction(LIST, planCommit(full, queue, 'a', NOW, decided), {
       token: 't',
       now: NOW,
     }).actions.flatMap((action) =>

@@ -356,7 +356,7 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
     };
     const state: PostState = { counter: undefined, queue: true, othersUntil: 0, commitMs: 20 };
     const answer = queuePost(
-      { name: 'todos', dynamodb, runtime },
+      { name: 'todos', dynamodb, runtime, maxListBytes: MAX_LIST_BYTES },
       state,
       { request: { title: 'far back' }, claim: undefined },
       new AbortController().signal,

@@ -1,13 +1,20 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
-import { nextStoreClass } from '../../harness/versions';
+import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
+import { bodyOf, event, invoke } from '../support/event';
+import { ROUTES } from '../support/routes';
+import { nextHandlerFactory, nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { INLINE_PAYLOAD_BYTES, commitTransaction } from '../../lib/dynamodb/queue';
 import { planCommit, type QueuedIntent } from '../../lib/dynamodb/queue-plan';
-import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoKey } from '../../lib/dynamodb/table';
+import { bytesOf } from '../../lib/dynamodb/counter';
+import { MAX_RAISES } from '../../lib/dynamodb/repair';
+import type { DynamoDbStoreOptions } from '../../lib/dynamodb/store';
+import { COUNTER_KEY, ITEM_ATTRIBUTES, TODO_PARTITION, todoItem, todoKey } from '../../lib/dynamodb/table';
 import { KEY_LIFETIME_MS } from '../../lib/idempotency';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
 import {
   SEED_TODOS,
   applyPatch,
@@ -281,7 +288,7 @@ describe('a queue commit writes each POST as its own version made it', () => {
 
     const numbered = next.numbered(draft, HIGH, 10);
     expect(plan.writes.map(({ todo, bytes }) => ({ todo, bytes }))).toEqual([numbered]);
-    const transaction = commitTransaction(TABLE, plan, { token: 't', now });
+    const transaction = commitTransaction({ name: TABLE, maxListBytes: MAX_LIST_BYTES }, plan, { token: 't', now });
     const record = transaction.actions[transaction.roles.indexOf('record n1')];
     expect(record).toEqual({
       Put: expect.objectContaining({ Item: { pk: TODO_PARTITION, ...numbered.todo, size: numbered.bytes } }),
@@ -299,5 +306,152 @@ describe('a queue commit writes each POST as its own version made it', () => {
     const plan = planCommit({ next: 10, bytes: 0 }, [intent('old', undefined, { title: 'queued before' })], 'old', now);
     expect(plan.writes.map(({ todo }) => todo)).toEqual([createTodo({ title: 'queued before' }, 10)]);
     expect(plan.writes.map(({ bytes }) => bytes)).toEqual([listBytes(createTodo({ title: 'queued before' }, 10))]);
+  });
+});
+
+/**
+ * The read repair finishes (issue 50): after a deploy that makes records longer, N+1 raises every record the version
+ * before stored short, MAX_RAISES a list, from any container that reads the list: a warm one whose later lists read
+ * only what changed, and a new one that starts from the list another shared. On DynamoDB Local.
+ */
+describe('the read repair of a list written by the version before', () => {
+  /** How many records the version before wrote: several transactions' worth of raises. */
+  const RECORDS = 3 * MAX_RAISES + 7;
+  /** A list's deadline when its call names none (lib/dynamodb/store.ts): what a list may take. */
+  const LIST_WITHIN_MS = 9_000;
+
+  /** A table holding RECORDS records as this version writes them (its item, its size), and its counter moved to match. */
+  async function writtenBefore(): Promise<string> {
+    const table = await freshTable();
+    await dynamoDbStoreAt(testDynamoDbEndpoint(), table).readList();
+    const todos = Array.from({ length: RECORDS }, (_, i) => createTodo({ title: `written before ${i}` }, 3 + i));
+    const client = localDocumentClient(testDynamoDbEndpoint());
+    for (let i = 0; i < todos.length; i += 25) {
+      const puts = todos.slice(i, i + 25).map((todo) => ({ PutRequest: { Item: todoItem(todo, listBytes(todo)) } }));
+      await client.send(new BatchWriteCommand({ RequestItems: { [table]: puts } }));
+    }
+    await client.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: COUNTER_KEY,
+        UpdateExpression: 'SET #next = :next, #bytes = #bytes + :bytes, #version = #version + :one',
+        ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#version': 'version' },
+        ExpressionAttributeValues: { ':next': 3 + RECORDS, ':bytes': bytesOf(todos), ':one': 1 },
+      }),
+    );
+    return table;
+  }
+
+  /** The records stored smaller than N+1 answers them. */
+  async function shortForNext(table: string): Promise<number> {
+    const items = await storedRecords(table);
+    return items.filter((item) => Number(item.size) < next.listBytes(next.recordOf(item as unknown as next.Todo)))
+      .length;
+  }
+
+  /** The counter covers what N+1 answers: the sum of its records' sizes in N+1's list, exactly. */
+  async function expectCounterCoversNext(table: string): Promise<void> {
+    const items = await storedRecords(table);
+    const answered = items.reduce((sum, item) => sum + next.listBytes(next.recordOf(item as unknown as next.Todo)), 0);
+    expect(await listSize(table)).toEqual({ counted: answered, recounted: answered });
+  }
+
+  /**
+   * A container of N+1: only its lists are sent here, and what they answer is not read. Each waits for its raise as long
+   * as the list may take (a transaction of a hundred actions on DynamoDB Local can take seconds on a busy machine).
+   */
+  async function nextContainer(
+    table: string,
+    options: DynamoDbStoreOptions = {},
+  ): Promise<Pick<TodoStore, 'readList'>> {
+    const NextStore = await nextStoreClass();
+    return new NextStore(localDynamoDb(testDynamoDbEndpoint()), table, { raiseWithinMs: LIST_WITHIN_MS, ...options });
+  }
+
+  it(`a warm container of N+1 raises ${MAX_RAISES} records a list, every one within ⌈records / ${MAX_RAISES}⌉ lists`, async () => {
+    const table = await writtenBefore();
+    expect(await shortForNext(table)).toBe(RECORDS + SEED_TODOS.length);
+    const warm = await nextContainer(table);
+    const lists = Math.ceil((RECORDS + SEED_TODOS.length) / MAX_RAISES);
+
+    for (let list = 1; list <= lists; list++) {
+      await warm.readList();
+      expect(await shortForNext(table)).toBe(Math.max(0, RECORDS + SEED_TODOS.length - list * MAX_RAISES));
+    }
+    await expectCounterCoversNext(table);
+  });
+
+  it('a new container of N+1 that starts from the list another shared raises on from what that one left', async () => {
+    const table = await writtenBefore();
+    // The first container shares what it read, as a list past the sharing threshold does.
+    await (await nextContainer(table, { sharedAfterBytes: 0 })).readList();
+    expect(await shortForNext(table)).toBe(RECORDS + SEED_TODOS.length - MAX_RAISES);
+
+    const fresh = await nextContainer(table);
+    const lists = Math.ceil((RECORDS + SEED_TODOS.length - MAX_RAISES) / MAX_RAISES);
+    for (let list = 1; list <= lists; list++) await fresh.readList();
+
+    expect(await shortForNext(table)).toBe(0);
+    await expectCounterCoversNext(table);
+  });
+});
+
+/**
+ * One key, one answer across versions (issue 50): a keyed request whose body one version refuses and the other takes.
+ * N+1 checks `priority`, which this version ignores: a POST with a priority N+1 does not know is a 400 there and a 201
+ * here. Once this version has stored it under its key, N+1 answers the key as a replay of what is stored (in N+1's
+ * contract: the priority it shows where none is stored), never a 400 that says nothing changed. Both orders; the
+ * handlers of both versions on one table of DynamoDB Local.
+ */
+describe('a keyed request one version refuses and the other takes', () => {
+  const body = { title: 'a priority N+1 refuses', priority: 'urgent' };
+  const post = (key: string) => event({ method: 'POST', body, headers: { 'idempotency-key': `"${key}"` } });
+
+  async function bothHandlers(): Promise<{ current: APIGatewayProxyHandlerV2; nextVersion: APIGatewayProxyHandlerV2 }> {
+    const { current, nextVersion } = await bothVersions(testDynamoDbEndpoint());
+    const nextCreateTodo = await nextHandlerFactory('createTodo');
+    return {
+      current: ROUTES.createTodo.build(current),
+      nextVersion: nextCreateTodo(nextVersion as unknown as TodoStore),
+    };
+  }
+
+  it('N+1 refuses it (400); this version stores it (201); N+1, asked again, replays what is stored', async () => {
+    const { current, nextVersion } = await bothHandlers();
+
+    expect((await invoke(nextVersion, post('refused first'))).statusCode).toBe(400);
+    const stored = await invoke(current, post('refused first'));
+    expect(stored.statusCode).toBe(201);
+    const again = await invoke(nextVersion, post('refused first'));
+
+    const { id } = bodyOf(stored) as Todo;
+    expect(again.statusCode).toBe(201);
+    expect(again.headers).toMatchObject({ 'idempotent-replayed': 'true', location: `/todos/${id}` });
+    expect(bodyOf(again)).toEqual(next.createTodo({ title: body.title }, id));
+  });
+
+  it('this version stores it first (201); N+1 replays it, and so does this version', async () => {
+    const { current, nextVersion } = await bothHandlers();
+
+    const stored = await invoke(current, post('taken first'));
+    const { id } = bodyOf(stored) as Todo;
+    const replayedByNext = await invoke(nextVersion, post('taken first'));
+    const replayedHere = await invoke(current, post('taken first'));
+
+    expect([replayedByNext.statusCode, replayedHere.statusCode]).toEqual([201, 201]);
+    expect(bodyOf(replayedByNext)).toEqual(next.createTodo({ title: body.title }, id));
+    expect(bodyOf(replayedHere)).toEqual(createTodo({ title: body.title }, id));
+    expect(replayedByNext.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+  });
+
+  it('a key that holds nothing, or another request, leaves the 400 as it is', async () => {
+    const { current, nextVersion } = await bothHandlers();
+    await invoke(
+      current,
+      event({ method: 'POST', body: { title: 'another request' }, headers: { 'idempotency-key': '"held"' } }),
+    );
+
+    expect((await invoke(nextVersion, post('never used'))).statusCode).toBe(400);
+    expect((await invoke(nextVersion, post('held'))).statusCode).toBe(400);
   });
 });

@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { bodyOf, event, invoke, type EventOptions } from '../support/event';
 import { functionFor, handlersOn } from '../support/routes';
 import type { HttpResponse } from '../../lib/http';
-import { KEY_LIFETIME_MS, MAX_KEY_LENGTH } from '../../lib/idempotency';
+import { KEY_LIFETIME_MS, MAX_KEY_LENGTH, idempotencyClaim } from '../../lib/idempotency';
 import { MAX_KEPT_CLAIMS, memoryStore, resetMemoryStore } from '../../lib/memory-store';
-import { applyPatch, createTodo, type TodoStore } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, applyPatch, createTodo, type TodoStore } from '../../lib/todos';
 import { JSON_TYPE, expectBadRequest, expectCreated, expectTodoNotFound, seed } from '../support/expectations';
 import { STORES } from '../support/stores';
 
@@ -139,6 +139,36 @@ describe.each(STORES)('Idempotency-Key ($name store)', (fixture) => {
   it('ignores the header on GET, which is safe to retry as it is', async () => {
     expect((await send({ id: '1', headers: { 'idempotency-key': 'not even quoted' } })).statusCode).toBe(200);
   });
+
+  // During a deploy another version may take a request this one refuses (a title past a cap it does not have, say):
+  // once stored under its key, this version answers the key with what is stored, not a 400 that says nothing changed.
+  it.each([
+    ['POST', { method: 'POST', body: { title: 'x'.repeat(MAX_TITLE_LENGTH + 1) } }],
+    ['PUT', { method: 'PUT', id: '1', body: { title: 'x'.repeat(MAX_TITLE_LENGTH + 1) } }],
+  ] as const)(
+    'replays a %s this version refuses when its key holds what another version stored for it',
+    async (_method, options) => {
+      const request = keyed('another version took it', options);
+      expectBadRequest(await send(request));
+      // As the other version stores it: the same request's claim, beside its write.
+      const sent = event(request);
+      const claim = idempotencyClaim(sent, sent.body);
+      if (claim === undefined) throw new Error('the request has no key');
+      const title = (options.body as { title: string }).title;
+      const stored =
+        options.method === 'POST'
+          ? (await store.create({ title }, { claim })).value
+          : (await store.update(1, { title }, { claim }))?.value;
+
+      const again = await send(request);
+      expect(again.statusCode).toBe(options.method === 'POST' ? 201 : 200);
+      expect(again.headers).toMatchObject({ 'idempotent-replayed': 'true' });
+      expect(bodyOf(again)).toEqual(stored);
+      // The same body under another key, or none, is still the 400 it was: nothing is stored for it.
+      expectBadRequest(await send(keyed('never used', options)));
+      expectBadRequest(await send(options));
+    },
+  );
 });
 
 describe('the memory store’s keys', () => {

@@ -1,8 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { createTodo, todoJson } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, createTodo, todoJson } from '../../lib/todos';
 import { Contract, type ReceivedResponse } from '../../smoke/contract';
 
 const contract = new Contract();
+
+/** The part of a JSON Schema these tests read. */
+interface Schema {
+  readonly maxLength?: number;
+  readonly properties?: Readonly<Record<string, unknown>>;
+}
 const json = 'application/json; charset=utf-8';
 const text = 'text/plain; charset=utf-8';
 
@@ -41,6 +47,14 @@ describe('openapi.yaml', () => {
       'POST /todos',
       'PUT /todos/{id}',
     ]);
+  });
+
+  it('caps a title a client sets at MAX_TITLE_LENGTH (lib/todos.ts), for POST and PUT alike', () => {
+    const { schemas } = contract.document.components as { schemas: Record<string, Schema> };
+    expect(schemas.Title?.maxLength).toBe(MAX_TITLE_LENGTH);
+    const titleRef = { $ref: '#/components/schemas/Title' };
+    expect(schemas.NewTodo?.properties?.title).toEqual(titleRef);
+    expect(schemas.TodoPatch?.properties?.title).toEqual(titleRef);
   });
 
   it('says that no operation needs credentials (docs/spec.md §5)', () => {

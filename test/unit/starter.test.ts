@@ -142,6 +142,7 @@ describe('npm run starter', () => {
       ),
     );
     const tree: Tree = {
+      files,
       exists: (path) => files.includes(path) || folders.has(path),
       ignored: (path) => ['.esbuild', '.serverless', 'node_modules'].some((written) => path.startsWith(written)),
       read: (path) => (files.includes(path) ? readFileSync(join(dir, path), 'utf8') : undefined),

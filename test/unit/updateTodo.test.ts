@@ -3,7 +3,7 @@ import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
 import { updateTodo } from '../support/routes';
 import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
-import { applyPatch, type TodoStore } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, applyPatch, type TodoStore } from '../../lib/todos';
 import { MAX_BODY_BYTES } from '../../lib/input';
 import {
   NOT_AN_OBJECT_BODIES,
@@ -96,6 +96,19 @@ describe.each(STORES)('PUT /todos/{id} ($name store)', (fixture) => {
       expect(await store.list()).toEqual(before);
     },
   );
+
+  it('takes a title of MAX_TITLE_LENGTH characters, and answers 400 naming the limit one past it, changing nothing', async () => {
+    // Characters are code points, as openapi.yaml's maxLength counts them: an emoji is one, though two UTF-16 units.
+    const longest = '🚀'.repeat(MAX_TITLE_LENGTH);
+    const before = await store.list();
+    const past = await put('1', { title: `${longest}x`, completed: true });
+    expect(past.statusCode).toBe(400);
+    expect(bodyOf(past)).toEqual({ error: expect.stringContaining(`at most ${MAX_TITLE_LENGTH} characters`) });
+    expect(await store.list()).toEqual(before);
+    const [first] = before;
+    if (first === undefined) throw new Error('no record 1');
+    expect(bodyOf(await put('1', { title: longest }))).toEqual(applyPatch(first, { title: longest }));
+  });
 
   it('answers 400 before 404: a malformed body is rejected whatever the id', async () => {
     expectBadRequest(await put('99', { completed: 'no' }));
