@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
+import * as core from './test/store-tests';
 
 // Type checking is `tsc --noEmit` in `npm test`; ts-jest only transpiles (isolatedModules).
 const transform: Config['transform'] = { '^.+\\.ts$': ['ts-jest', {}] };
@@ -19,26 +20,21 @@ process.env.LOG_LEVEL ??= 'silent';
  */
 const TEST_WITHIN_MS = 60_000;
 
-/** Unit test files that run on every store (test/support/stores.ts): on the memory store in `unit`, on DynamoDB Local in `dynamodb`. */
-export const EVERY_STORE = [
-  'conditional',
-  'createTodo',
-  'deleteTodo',
-  'getTodo',
-  'idempotency',
-  'list-size',
-  'listTodos',
-  'model',
-  'store',
-  'updateTodo',
-];
-/** Unit test files of the DynamoDB store alone, or of the Java it needs: in `dynamodb` only. */
+/**
+ * Unit test files that run on every store: on the memory store in `unit`, on DynamoDB Local in
+ * `dynamodb`. The core's list (test/store-tests.ts), which a project made by `npm run starter` keeps.
+ */
+export const EVERY_STORE = core.EVERY_STORE;
+/**
+ * Unit test files of the DynamoDB store alone, or of the Java it needs: in `dynamodb` only. The
+ * core's (test/store-tests.ts), then those that need the harness: AWS's DynamoDB as modelled
+ * (harness/aws-dynamodb/), the fault proxy.
+ */
 export const DYNAMODB_ONLY = [
+  ...core.DYNAMODB_ONLY,
   'aws-dynamodb',
   'dynamodb-client',
   'dynamodb-faults',
-  'dynamodb-local-process',
-  'dynamodb-log',
   'dynamodb-queue',
   'dynamodb-store',
   'dynamodb-under-load',

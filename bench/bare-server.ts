@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { context, event, invoke, type Method } from '../harness/event';
-import { functionFor, handlersOn } from '../harness/routes';
+import { context, event, invoke, type Method } from '../test/support/event';
+import { functionFor, handlersOn } from '../test/support/routes';
 import { memoryStore } from '../lib/memory-store';
 
 const handlers = handlersOn(memoryStore);

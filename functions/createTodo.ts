@@ -23,5 +23,5 @@ function createTodo(todos: Pick<TodoStore, 'create' | 'kept'>) {
 }
 
 // `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild
-// would otherwise add half a kilobyte of ES-module interop (harness/routes.ts takes the factory from it).
+// would otherwise add half a kilobyte of ES-module interop (test/support/routes.ts takes the factory from it).
 export = { createTodo, handler: createTodo({ create, kept }) };

@@ -16,5 +16,5 @@ function getTodo(todos: Pick<TodoStore, 'get'>) {
 }
 
 // `export =`, not `export const`: the bundle then ends in one `module.exports = …` where esbuild
-// would otherwise add half a kilobyte of ES-module interop (harness/routes.ts takes the factory from it).
+// would otherwise add half a kilobyte of ES-module interop (test/support/routes.ts takes the factory from it).
 export = { getTodo, handler: getTodo({ get }) };

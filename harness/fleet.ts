@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../scripts/dynamodb-local-process';
+import { ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../test/support/dynamodb-local-process';
 import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from './aws-dynamodb/dynamodb';
 import { Container, FunctionPool, type FunctionConfig, type PoolStats } from './container';
 import { startFaultProxy, type FaultProxy, type SeenRequest } from './fault-proxy';

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { RESPONSE_LIMIT_BYTES } from '../test/support/event';
 import type { Invocation } from './container';
 
 /**
@@ -24,8 +25,6 @@ import type { Invocation } from './container';
  * Not modelled: the stage's throttling (it would cap the benchmarks), authorizers (the API has none).
  */
 
-/** Lambda's limit on a synchronous invocation's answer, in bytes of its JSON. */
-export const RESPONSE_LIMIT_BYTES = 6_291_556;
 /** API Gateway's limit on a request body. */
 export const REQUEST_LIMIT_BYTES = 10 * 1024 * 1024;
 

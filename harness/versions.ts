@@ -6,7 +6,7 @@ import { build, type Plugin } from 'esbuild';
 import { zipSync } from 'fflate';
 import type { DynamoDbTodoStore } from '../lib/dynamodb/store';
 import type { TodoStore } from '../lib/todos';
-import type { FunctionName } from './routes';
+import type { FunctionName } from '../test/support/routes';
 import { functionZips, type Packaged } from './package';
 import { PROJECT_ROOT } from './project';
 
@@ -138,7 +138,7 @@ export function nextStoreClass(): Promise<StoreClass> {
   return nextStore;
 }
 
-/** A function's handler factory (`createTodo(store)`, say: harness/routes.ts), and the store it takes. */
+/** A function's handler factory (`createTodo(store)`, say: test/support/routes.ts), and the store it takes. */
 type HandlerFactory = (todos: TodoStore) => APIGatewayProxyHandlerV2;
 
 /**

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { noPositionals, numberOption, parseCommandLine, runTool } from './command-line';
-import { startDynamoDbLocal } from './dynamodb-local-process';
+import { startDynamoDbLocal } from '../test/support/dynamodb-local-process';
 
 const TOOL = 'npm run dynamodb';
 

@@ -33,7 +33,7 @@ import {
   localClient,
   startDynamoDbLocal,
   type LocalDynamoDb,
-} from './dynamodb-local-process';
+} from '../test/support/dynamodb-local-process';
 
 const TOOL = 'npm run start:dynamodb';
 

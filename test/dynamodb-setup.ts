@@ -1,4 +1,4 @@
-import { startDynamoDbLocal, type LocalDynamoDb } from '../scripts/dynamodb-local-process';
+import { startDynamoDbLocal, type LocalDynamoDb } from './support/dynamodb-local-process';
 import { DYNAMODB_ENDPOINT_ENV } from './support/stores';
 
 declare global {

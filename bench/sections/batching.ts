@@ -9,7 +9,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/dynamodb-local-process';
+} from '../../test/support/dynamodb-local-process';
 import { round, type Row } from '../lib';
 import { fleetCpuMs, machineCpuMs } from '../proc';
 import { PACING } from '../../lib/dynamodb/pacing';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { event } from '../../harness/event';
+import { event } from '../../test/support/event';
 import { functionZips } from '../../harness/package';
 import {
   LOCAL_CREDENTIALS,
@@ -11,7 +11,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/dynamodb-local-process';
+} from '../../test/support/dynamodb-local-process';
 import { heldTo, type Budget } from '../budget';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { event, type EventOptions } from '../../harness/event';
+import { event, type EventOptions } from '../../test/support/event';
 import { lambdaNode } from '../../harness/lambda-node';
 import { functionCode } from '../../harness/package';
 import { PROJECT_ROOT } from '../../harness/project';
@@ -13,7 +13,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/dynamodb-local-process';
+} from '../../test/support/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { packagedAt, treesFor } from '../trees';
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startFaultProxy } from '../../harness/fault-proxy';
 import { startOffline } from '../../harness/offline';
-import { startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
+import { startDynamoDbLocal } from '../../test/support/dynamodb-local-process';
 import type { BenchOptions, Row } from '../lib';
 import { treesFor } from '../trees';
 

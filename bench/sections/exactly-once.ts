@@ -1,10 +1,10 @@
 import { Bench } from 'tinybench';
 import { randomUUID } from 'node:crypto';
 import { badDay, type SeenRequest } from '../../harness/fault-proxy';
-import { event, invoke } from '../../harness/event';
+import { event, invoke } from '../../test/support/event';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload, type WorkloadReport } from '../../harness/history';
-import { createTodo } from '../../harness/routes';
+import { createTodo } from '../../test/support/routes';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
@@ -15,7 +15,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/dynamodb-local-process';
+} from '../../test/support/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { packagedAt, treesFor } from '../trees';
 

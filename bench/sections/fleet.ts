@@ -11,7 +11,7 @@ import type { FunctionPool } from '../../harness/container';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { idGaps, openLoopPosts, postLoad, type PostAnswer } from '../../harness/load';
 import { eventually } from '../../harness/wait';
-import { ensureTable, localClient, startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
+import { ensureTable, localClient, startDynamoDbLocal } from '../../test/support/dynamodb-local-process';
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { fleetCpuMs, machineCpuMs } from '../proc';
 import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';

@@ -3,9 +3,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, APIGatewayProxyS
 import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { parseRequest } from '../../harness/aws-dynamodb/requests';
-import { context, event } from '../../harness/event';
+import { context, event } from '../../test/support/event';
 import { startFaultProxy, type Upstream } from '../../harness/fault-proxy';
-import { createTodo, deleteTodo, getTodo, listTodos, updateTodo } from '../../harness/routes';
+import { createTodo, deleteTodo, getTodo, listTodos, updateTodo } from '../../test/support/routes';
 import { dynamoDb } from '../../lib/dynamodb/client';
 import { bytesOf } from '../../lib/dynamodb/counter';
 import { todoItems } from '../../lib/dynamodb/reads';
@@ -21,7 +21,7 @@ import {
   ensureTable,
   localClient,
   startDynamoDbLocal,
-} from '../../scripts/dynamodb-local-process';
+} from '../../test/support/dynamodb-local-process';
 import { round, type Row } from '../lib';
 
 /**

@@ -2,7 +2,7 @@ import { startFleet, type Fleet } from '../../harness/fleet';
 import { openLoopPosts, type PostAnswer } from '../../harness/load';
 import { eventually } from '../../harness/wait';
 import { runPoint } from '../../harness/simulation/scale';
-import { startDynamoDbLocal } from '../../scripts/dynamodb-local-process';
+import { startDynamoDbLocal } from '../../test/support/dynamodb-local-process';
 import { median, round, type Row } from '../lib';
 import { machineCpuMs } from '../proc';
 import { packagedAt, THIS_TREE } from '../trees';

@@ -1,13 +1,13 @@
 import { Bench, hrtimeNow } from 'tinybench';
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { createTodo } from '../../harness/routes';
-import { deleteTodo } from '../../harness/routes';
-import { getTodo } from '../../harness/routes';
-import { listTodos } from '../../harness/routes';
-import { updateTodo } from '../../harness/routes';
+import { createTodo } from '../../test/support/routes';
+import { deleteTodo } from '../../test/support/routes';
+import { getTodo } from '../../test/support/routes';
+import { listTodos } from '../../test/support/routes';
+import { updateTodo } from '../../test/support/routes';
 import { readLogLevel } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
-import { context, event } from '../../harness/event';
+import { context, event } from '../../test/support/event';
 import { round, type Row } from '../lib';
 
 /**

@@ -11,7 +11,7 @@ import type { Runtime } from '../../lib/runtime';
 import type { Todo, WriteOptions } from '../../lib/todos';
 import { serviceTime } from '../aws-dynamodb/latency';
 import { parseRequest } from '../aws-dynamodb/requests';
-import { context, event } from '../event';
+import { context, event } from '../../test/support/event';
 import { nextStoreClass, type StoreClass, type Version } from '../versions';
 import { CLOCK_BOUND, drawClock, readingOf, type ClockBound, type ContainerClock } from './clocks';
 import { SimulatedDynamoDb } from './dynamodb';

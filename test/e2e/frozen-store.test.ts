@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { FUNCTION_TIMEOUT_MS } from '../../harness/event';
+import { FUNCTION_TIMEOUT_MS } from '../support/event';
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { START_WITHIN_MS } from '../../harness/offline';
 import { startService, type Service } from '../support/servers';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
-import { FUNCTION_TIMEOUT_MS } from '../../harness/event';
+import { FUNCTION_TIMEOUT_MS } from '../support/event';
 import { startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { applyPatch, createTodo } from '../../lib/todos';

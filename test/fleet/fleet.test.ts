@@ -6,7 +6,7 @@ import { badDay } from '../../harness/fault-proxy';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { runWorkload, type WorkloadOptions, type WorkloadReport } from '../../harness/history';
 import { LAMBDA_NODE_VERSION } from '../../harness/lambda-node';
-import { RESPONSE_LIMIT_BYTES } from '../../harness/gateway';
+import { RESPONSE_LIMIT_BYTES } from '../support/event';
 import { servicePackage, type Packaged } from '../../harness/package';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
 import { testDynamoDbEndpoint } from '../support/stores';

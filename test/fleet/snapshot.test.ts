@@ -10,7 +10,7 @@ import { TODO_PARTITION } from '../../lib/dynamodb/table';
 import { MAX_BODY_BYTES } from '../../lib/input';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
 import type { Todo } from '../../lib/todos';
-import { localClient } from '../../scripts/dynamodb-local-process';
+import { localClient } from '../support/dynamodb-local-process';
 import { listPrint, SequentialHistory, type Interval } from '../support/list-snapshots';
 import { testDynamoDbEndpoint } from '../support/stores';
 

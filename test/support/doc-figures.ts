@@ -160,7 +160,8 @@ export function constantsOf(root: string, files: readonly string[]): Map<string,
     constants.set(name, [...(constants.get(name) ?? []), { value, unit: unitOfName(name) }]);
   };
   for (const file of files) {
-    if (!SCRIPT.test(file) || file.startsWith('test/')) continue;
+    // starter/ holds another project's files (npm run starter's), with bounds of its own.
+    if (!SCRIPT.test(file) || file.startsWith('test/') || file.startsWith('starter/')) continue;
     for (const [, name = '', expression = ''] of codeOf(root, file).matchAll(
       /\bconst ([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?:\s*:\s*number)?\s*=\s*([^;,\n]+)[;,\n]/g,
     )) {
@@ -192,6 +193,12 @@ export const PLATFORM_RULES: readonly { readonly says: string; readonly source: 
     source: 'DynamoDB on-demand capacity: a table may throttle past twice its previous peak within 30 minutes',
   },
   { says: '2 hours', source: "Chromium's cap on a preflight's Access-Control-Max-Age" },
+  {
+    says: '6,291,556 bytes',
+    source:
+      "Lambda's quota on a synchronous invocation's answer: RESPONSE_LIMIT_BYTES in test/support/event.ts, " +
+      "where the tests of the core (and the fleet's gateway) take it",
+  },
 ];
 
 /** Whether a figure says a value, in its unit: `24 hours` says 86,400,000 ms. */

@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { bodyOf } from '../../harness/event';
+import { bodyOf } from './event';
 import type { HttpResponse } from '../../lib/http';
 import { SEED_TODOS, type Todo } from '../../lib/todos';
 import type { ApiResponse } from './client';

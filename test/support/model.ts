@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from '@jest/globals';
 import type fc from 'fast-check';
-import type { Method } from '../../harness/event';
+import type { Method } from './event';
 import { BODY_LIMIT, FIELDS, recordFrom } from './todo-fields';
 
 /**

@@ -1,5 +1,5 @@
-import { event, invoke } from '../../harness/event';
-import { functionFor, handlersOn } from '../../harness/routes';
+import { event, invoke } from './event';
+import { functionFor, handlersOn } from './routes';
 import type { TodoStore } from '../../lib/todos';
 import type { ApiClient } from './client';
 import { requestHeaders, toReply, type Send } from './model';

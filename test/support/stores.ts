@@ -4,10 +4,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTodoStore, type DynamoDbStoreOptions } from '../../lib/dynamodb/store';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import type { TodoStore } from '../../lib/todos';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from '../../scripts/dynamodb-local-process';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, ensureTable, localClient } from './dynamodb-local-process';
 import { dynamoDb, type DynamoDb } from '../../lib/dynamodb/client';
 
-/** Set by test/global-setup.ts: the DynamoDB Local that the whole run shares. */
+/** Set by test/dynamodb-setup.ts: the DynamoDB Local that the whole run shares. */
 export const DYNAMODB_ENDPOINT_ENV = 'TODO_TEST_DYNAMODB_ENDPOINT';
 
 export interface StoreUnderTest {
@@ -21,7 +21,9 @@ export interface StoreUnderTest {
 
 export function testDynamoDbEndpoint(): string {
   const endpoint = process.env[DYNAMODB_ENDPOINT_ENV];
-  if (endpoint === undefined) throw new Error(`${DYNAMODB_ENDPOINT_ENV} is not set: is test/global-setup.ts running?`);
+  if (endpoint === undefined) {
+    throw new Error(`${DYNAMODB_ENDPOINT_ENV} is not set: is test/dynamodb-setup.ts running?`);
+  }
   return endpoint;
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCommand, runServerless } from '../../harness/cli';
 import { START_WITHIN_MS, startOffline, type OfflineServer } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
-import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../../harness/routes';
+import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../support/routes';
 import { scratchCopy, withScratchCopy, type ScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
 import { expectCreated, expectJson } from '../support/expectations';

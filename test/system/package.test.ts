@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { EXPIRES } from '../../lib/dynamodb/table';
-import { tableDefinition } from '../../scripts/dynamodb-local-process';
+import { tableDefinition } from '../support/dynamodb-local-process';
 import { runCommand } from '../../harness/cli';
 import { functionZips, servicePackage, type Packaged } from '../../harness/package';
 import { withScratchCopy } from '../../harness/scratch';

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { context } from '../../harness/event';
+import { context } from '../support/event';
 import { startGateway, type Cors, type Gateway } from '../../harness/gateway';
 import { freePort } from '../../harness/project';
-import { FUNCTION_NAMES, handlersOn, routeKey, type FunctionName } from '../../harness/routes';
+import { FUNCTION_NAMES, handlersOn, routeKey, type FunctionName } from '../support/routes';
 import type { HttpResponse } from '../../lib/http';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
 import { eventually } from '../../harness/wait';

@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from '../../harness/aws-dynamodb/dynamodb';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb-local-process';
 import { freshTable, testDynamoDbEndpoint } from '../support/stores';
 
 /**

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { bodyOf, event, invoke, type EventOptions } from '../../harness/event';
-import { functionFor, handlersOn } from '../../harness/routes';
+import { bodyOf, event, invoke, type EventOptions } from '../support/event';
+import { functionFor, handlersOn } from '../support/routes';
 import type { HttpResponse } from '../../lib/http';
 import { applyPatch, type TodoStore } from '../../lib/todos';
 import { JSON_TYPE, seed } from '../support/expectations';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { createTodo } from '../../harness/routes';
-import { bodyOf, event, invoke } from '../../harness/event';
+import { createTodo } from '../support/routes';
+import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
 import * as domain from '../../lib/todos';
 import type { TodoStore } from '../../lib/todos';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { deleteTodo } from '../../harness/routes';
-import { event, invoke } from '../../harness/event';
+import { deleteTodo } from '../support/routes';
+import { event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectTodoNotFound } from '../support/expectations';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { event, invoke } from '../../harness/event';
-import { handlersOn } from '../../harness/routes';
+import { event, invoke } from '../support/event';
+import { handlersOn } from '../support/routes';
 import { SimulatedDynamoDb } from '../../harness/simulation/dynamodb';
 import type { Transport } from '../../lib/aws/https';
 import { dynamoDb } from '../../lib/dynamodb/client';

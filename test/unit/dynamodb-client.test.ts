@@ -15,7 +15,7 @@ import { eventually, sleep } from '../../harness/wait';
 import { CONNECT_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../../lib/aws/https';
 import { MAX_ATTEMPTS, MAX_IN_FLIGHT, dynamoDb, type DynamoDb, type DynamoDbOptions } from '../../lib/dynamodb/client';
 import { Copies } from '../../lib/dynamodb/outcome';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb-local-process';
 import { freshTable, testDynamoDbEndpoint } from '../support/stores';
 
 /**

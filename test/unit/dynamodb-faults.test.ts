@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createTodo } from '../../harness/routes';
-import { deleteTodo } from '../../harness/routes';
-import { getTodo } from '../../harness/routes';
-import { bodyOf, context, event, invoke } from '../../harness/event';
+import { createTodo } from '../support/routes';
+import { deleteTodo } from '../support/routes';
+import { getTodo } from '../support/routes';
+import { bodyOf, context, event, invoke } from '../support/event';
 import {
   both,
   httpUpstream,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkJava } from '../../scripts/dynamodb-local-process';
+import { checkJava } from '../support/dynamodb-local-process';
 
 /** DynamoDB Local is a Java program: without Java the commands that need it say what to install. */
 describe('checkJava', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { event, invoke } from '../../harness/event';
-import { getTodo } from '../../harness/routes';
+import { event, invoke } from '../support/event';
+import { getTodo } from '../support/routes';
 import { logLines, withLogLevel } from '../support/logs';
 import { dynamoDbStore, freshTable } from '../support/stores';
 import { recordsOf } from '../support/records';

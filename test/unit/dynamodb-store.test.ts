@@ -1,14 +1,14 @@
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { getTodo } from '../../harness/routes';
+import { getTodo } from '../support/routes';
 import { dynamoDb } from '../../lib/dynamodb/client';
 import { EDIT_SLOTS } from '../../lib/dynamodb/counter';
 import { DynamoDbTodoStore, dynamoDbStoreFromEnv } from '../../lib/dynamodb/store';
 import { StoreUnavailable } from '../../lib/errors';
 import type { Written } from '../../lib/todos';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../scripts/dynamodb-local-process';
-import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../../harness/event';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb-local-process';
+import { FUNCTION_TIMEOUT_MS, bodyOf, event, invoke } from '../support/event';
 import { freePort } from '../../harness/project';
 import { both, mentions, operation, startFaultProxy } from '../../harness/fault-proxy';
 import { designSection } from '../support/docs';

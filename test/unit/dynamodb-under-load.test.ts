@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from '../../harness/aws-dynamodb/dynamodb';
-import { context, event, invoke } from '../../harness/event';
+import { context, event, invoke } from '../support/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
-import { handlersOn } from '../../harness/routes';
+import { handlersOn } from '../support/routes';
 import { payloadKey } from '../../lib/dynamodb/queue';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { MAX_TITLE_LENGTH } from '../../lib/todos';

@@ -3,8 +3,8 @@ import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { bodyOf, event, invoke } from '../../harness/event';
-import { ROUTES } from '../../harness/routes';
+import { bodyOf, event, invoke } from '../support/event';
+import { ROUTES } from '../support/routes';
 import { nextHandlerFactory, nextStoreClass } from '../../harness/versions';
 import { todoEtag } from '../../lib/conditional';
 import { commitTransaction } from '../../lib/dynamodb/queue';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { bodyOf, context, event, invoke, type EventOptions } from '../../harness/event';
+import { bodyOf, context, event, invoke, type EventOptions } from '../support/event';
 import {
   both,
   mentions,
@@ -12,7 +12,7 @@ import {
   type SeenRequest,
 } from '../../harness/fault-proxy';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
-import { handlersOn } from '../../harness/routes';
+import { handlersOn } from '../support/routes';
 import { eventually, sleep } from '../../harness/wait';
 import { REQUEST_TIMEOUT_MS } from '../../lib/aws/https';
 import { claimKey } from '../../lib/dynamodb/claims';

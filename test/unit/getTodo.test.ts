@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { getTodo } from '../../harness/routes';
-import { bodyOf, event, invoke } from '../../harness/event';
+import { getTodo } from '../support/routes';
+import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
 import type { TodoStore } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectTodoNotFound, seed } from '../support/expectations';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { answer, created, httpHandler, json, text } from '../../lib/http';
-import { context, event, invoke } from '../../harness/event';
+import { context, event, invoke } from '../support/event';
 import { createTodo } from '../../lib/todos';
 
 describe('httpHandler', () => {

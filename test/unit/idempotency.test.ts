@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { bodyOf, event, invoke, type EventOptions } from '../../harness/event';
-import { functionFor, handlersOn } from '../../harness/routes';
+import { bodyOf, event, invoke, type EventOptions } from '../support/event';
+import { functionFor, handlersOn } from '../support/routes';
 import type { HttpResponse } from '../../lib/http';
 import { KEY_LIFETIME_MS, MAX_KEY_LENGTH, idempotencyClaim } from '../../lib/idempotency';
 import { MAX_KEPT_CLAIMS, memoryStore, resetMemoryStore } from '../../lib/memory-store';

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { listTodos } from '../../harness/routes';
-import { bodyOf, event, invoke } from '../../harness/event';
+import { listTodos } from '../support/routes';
+import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
 import { SEED_TODOS, type TodoStore } from '../../lib/todos';
 

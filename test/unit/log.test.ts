@@ -1,9 +1,9 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { createTodo } from '../../harness/routes';
-import { getTodo } from '../../harness/routes';
-import { context, event, invoke, type EventOptions } from '../../harness/event';
+import { createTodo } from '../support/routes';
+import { getTodo } from '../support/routes';
+import { context, event, invoke, type EventOptions } from '../support/event';
 import { httpHandler, json } from '../../lib/http';
 import { errorFields, logLevelFrom, readLogLevel, writeLine } from '../../lib/log';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { event, invoke, type EventOptions } from '../../harness/event';
+import { event, invoke, type EventOptions } from '../support/event';
 import { readLogLevel } from '../../lib/log';
 import type { TodoStore } from '../../lib/todos';
 import { logLines } from '../support/logs';
@@ -68,14 +68,14 @@ const metricsOf = (line: Line) =>
 describe('the request log line’s metrics', () => {
   const saved = { ...process.env };
   /** The handlers of a container that has just started: each module loaded afresh. */
-  let handlers: typeof import('../../harness/routes');
+  let handlers: typeof import('../support/routes');
   let store: TodoStore;
   let errors: typeof import('../../lib/errors');
   beforeEach(async () => {
     process.env.LOG_LEVEL = 'info';
     process.env.TODO_METRICS_NAMESPACE = 'todo-api/test';
     await jest.isolateModulesAsync(async () => {
-      handlers = await import('../../harness/routes');
+      handlers = await import('../support/routes');
       errors = await import('../../lib/errors');
       const memory = await import('../../lib/memory-store');
       memory.resetMemoryStore();

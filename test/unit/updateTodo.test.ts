@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import { updateTodo } from '../../harness/routes';
-import { bodyOf, event, invoke } from '../../harness/event';
+import { updateTodo } from '../support/routes';
+import { bodyOf, event, invoke } from '../support/event';
 import { STORES } from '../support/stores';
 import { MAX_TITLE_LENGTH, applyPatch, type TodoStore } from '../../lib/todos';
 import { MAX_BODY_BYTES } from '../../lib/input';

@@ -1,10 +1,10 @@
 import type { APIGatewayProxyHandlerV2 } from 'aws-lambda';
-import createTodoFunction from '../functions/createTodo';
-import deleteTodoFunction from '../functions/deleteTodo';
-import getTodoFunction from '../functions/getTodo';
-import listTodosFunction from '../functions/listTodos';
-import updateTodoFunction from '../functions/updateTodo';
-import type { TodoStore } from '../lib/todos';
+import createTodoFunction from '../../functions/createTodo';
+import deleteTodoFunction from '../../functions/deleteTodo';
+import getTodoFunction from '../../functions/getTodo';
+import listTodosFunction from '../../functions/listTodos';
+import updateTodoFunction from '../../functions/updateTodo';
+import type { TodoStore } from '../../lib/todos';
 import type { Method } from './event';
 
 // Each function file ends in `export = { <factory>, handler }` (it keeps the bundle small), so

