@@ -19,8 +19,6 @@ export const TODO_PARTITION = 'TODO';
 export const COUNTER_KEY = { pk: 'COUNTER', id: 0 } as const;
 /** The attribute DynamoDB's time to live reads (serverless.yml): epoch seconds. */
 export const EXPIRES = 'expires';
-/** DynamoDB's limit on one transaction is 4 MB: what the store lets one carry, with room for keys and names. */
-export const MAX_TRANSACTION_BYTES = 3_500_000;
 /** A generous size of an item beyond its record's bytes in the list (listBytes): key, version, attribute names. */
 export const ITEM_OVERHEAD_BYTES = 100;
 
