@@ -50,19 +50,28 @@ export function fillerRecord(id: number): Todo {
 }
 
 /**
- * The records of a list filled to its limit but for `room` bytes: the seed, then filler records
- * (fillerRecord) for as long as they fit, so what is left is at least `room` and less than
- * `room` and one filler record more. With no room, a POST of a title at the cap is refused (409).
+ * The records of a list of at most `bytes` (lib/todos.ts, listBytes): the seed, then `make(id)` for
+ * ids on from FIRST_NEW_ID for as long as they fit, so the list is short of `bytes` by less than
+ * the next record.
+ */
+export function listWithin(bytes: number, make: (id: number) => Todo): Todo[] {
+  const todos = [...SEED_TODOS];
+  let size = bytesOf(todos);
+  for (let id = FIRST_NEW_ID; size + listBytes(make(id)) <= bytes; id++) {
+    const todo = make(id);
+    todos.push(todo);
+    size += listBytes(todo);
+  }
+  return todos;
+}
+
+/**
+ * The records of a list filled to its limit but for `room` bytes (listWithin, of filler records):
+ * what is left is at least `room`, and less than `room` and one filler record more. With no room,
+ * a POST that makes the next filler record, or any larger, is refused (409).
  */
 export function fullList({ room = 0, maxListBytes = MAX_LIST_BYTES } = {}): Todo[] {
-  const todos = [...SEED_TODOS];
-  let bytes = bytesOf(todos);
-  for (let id = FIRST_NEW_ID; ; id++) {
-    const filler = fillerRecord(id);
-    if (bytes + listBytes(filler) > maxListBytes - room) return todos;
-    todos.push(filler);
-    bytes += listBytes(filler);
-  }
+  return listWithin(maxListBytes - room, fillerRecord);
 }
 
 /**
