@@ -69,7 +69,7 @@ export async function batching(): Promise<Row[]> {
             batchPosts,
           },
         );
-        await store.list();
+        await store.readList();
         return { name: batchPosts ? 'batched' : 'each on its own', store };
       }),
     );

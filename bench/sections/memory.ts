@@ -7,7 +7,7 @@ const CHILD = `
 const { memoryStore } = require(process.argv[1]);
 const size = Number(process.argv[2]);
 (async () => {
-  await memoryStore.list();
+  await memoryStore.readList();
   globalThis.gc(); globalThis.gc();
   const before = process.memoryUsage().heapUsed;
   // Each title a flat string from JSON.parse, as a request body gives it.
