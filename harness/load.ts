@@ -200,7 +200,7 @@ export interface OpenLoopOptions {
   readonly seconds: number;
   /** Starts each POST's title, so that its record can be told from others. */
   readonly tag: string;
-  /** Each title padded with dots to this many characters (a 60 KB title, say); as it is without. */
+  /** Each title padded with dots to this many characters (MAX_TITLE_LENGTH, lib/todos.ts, say); as it is without. */
   readonly titleLength?: number;
   /** How long a client waits for one answer: longer than any request the service lets run. */
   readonly timeoutMs?: number;

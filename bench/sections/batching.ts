@@ -69,7 +69,7 @@ export async function batching(): Promise<Row[]> {
           // A pacing of the bench's own for the design it measures against: each POST in a transaction of its own.
           { pacing: { ...PACING, batchPosts } },
         );
-        await store.list();
+        await store.readList();
         return { name: batchPosts ? 'batched' : 'each on its own', store };
       }),
     );

@@ -7,6 +7,7 @@ import { killGroup, startOffline } from '../../harness/offline';
 import { PROJECT_ROOT } from '../../harness/project';
 import { scratchCopy } from '../../harness/scratch';
 import { sleep } from '../../harness/wait';
+import { createTodo, todoJson } from '../../lib/todos';
 import { median, round, type Row } from '../lib';
 import { cpuMs, serverlessPid } from '../proc';
 
@@ -38,7 +39,7 @@ const POST_BODY = JSON.stringify({ title: 'twenty characters!!!' });
 const CONSTANT_HANDLER = `export const handler = async (event) => ({
   statusCode: event.requestContext.http.method === 'POST' ? 201 : 200,
   headers: { 'content-type': 'application/json; charset=utf-8' },
-  body: '{"id":1,"title":"Read the spec","completed":false}',
+  body: ${JSON.stringify(todoJson(createTodo({ title: 'Read the spec' }, 1)))},
 });
 `;
 

@@ -1,13 +1,9 @@
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { COUNTER_KEY, toTodo, todoKey } from '../../lib/dynamodb/table';
-import { listBytes } from '../../lib/todos';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { COUNTER_KEY, storedSize, todoKey } from '../../lib/dynamodb/table';
+import { MAX_LIST_BYTES } from '../../lib/list-size';
+import { MAX_TITLE_LENGTH, applyPatch, createTodo, newTodoBytes } from '../../lib/todos';
 import type { FunctionPool } from '../../harness/container';
+import { COSTLIEST_CHARACTER, fillTable, fullList, titleAtTheCap } from '../../harness/filled-table';
 import { startFleet, type Fleet } from '../../harness/fleet';
 import { idGaps, openLoopPosts, postLoad, type PostAnswer } from '../../harness/load';
 import { eventually } from '../../harness/wait';
@@ -26,22 +22,24 @@ import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';
  *
  * - POSTs at offered rates of 25, 50 and 100 a second (open loop: clients that do not wait for
  *   each other), over 16 createTodo containers; 50 a second is a deployed stage's throttle;
- * - POSTs of 60 KB titles at 25 and 50 a second, with what a look at the queue costs: a janitor
- *   deletes their records behind the API, so the list stays under its 6 MB limit;
+ * - POSTs of titles at the cap (MAX_TITLE_LENGTH characters) at 25 and 50 a second, with what a
+ *   look at the queue costs: a janitor deletes their records behind the API, so the list stays
+ *   far from its 6 MB limit whatever the cap;
  * - POSTs from 1, 4, 8 and 16 containers, each kept busy (closed loop): the curve;
  * - for each point, the rate achieved, p50 and p99, answers other than 201, what each POST cost
  *   DynamoDB (requests, read and write units, throttles, conflicts) and the machine (CPU, by
  *   process), and how busy the machine was: a point whose CPU is saturated measures the
  *   machine, not the design;
  * - a burst of 200 concurrent POSTs on 16 warm containers;
- * - 110 POSTs of 60 KB titles, then GET /todos with and without gzip (Lambda's 6 MB limit);
+ * - a list written full (harness/filled-table.ts) but for room for 10 records at the cap, 20 POSTs
+ *   of titles at the cap, then GET /todos with and without gzip (Lambda's 6 MB limit);
  * - GET /todos latency and the listTodos container's peak RSS at 10^4 and 10^5 records.
  */
 
 /** Offered rates, POSTs a second, over OPEN_LOOP_CONTAINERS. */
 const OFFERED_RATES = [25, 50, 100];
-/** Offered rates of POSTs of BIG_TITLE_BYTES titles. */
-const BIG_TITLE_RATES = [25, 50];
+/** Offered rates of POSTs of titles at the cap. */
+const CAP_TITLE_RATES = [25, 50];
 const OPEN_LOOP_CONTAINERS = 16;
 /** Seconds of warm-up at the point's own load, then of measurement. */
 const WARM_SECONDS = 2;
@@ -53,8 +51,9 @@ const SATURATED = 0.9;
 /** What "holds the rate" means: every POST answered 201, the slowest 1 % within a second. */
 const HOLDS_P99_MS = 1_000;
 const BURST = 200;
-const BIG_TITLE_BYTES = 60_000;
-const BIG_POSTS = 110;
+/** Records at the cap a full list is left room for, and the POSTs of such titles sent to it, 10 at a time. */
+const FULL_LIST_ROOM_FOR = 10;
+const FULL_LIST_POSTS = 20;
 const LIST_SIZES = [10_000, 100_000];
 /** Titles of the records in the list figures: short enough that 10^5 of them fit in any budget. */
 const LIST_TITLE = 'to-do 00';
@@ -241,10 +240,11 @@ async function openLoopPoint(fleet: Fleet, pool: FunctionPool, rate: number, tit
 }
 
 /**
- * Keeps a fleet's list under its 6 MB limit while big titles are POSTed (99 records of 60 KB fill
+ * Keeps a fleet's list far from its 6 MB limit while titles at the cap are POSTed, so that a point
+ * measures POSTs and never the list's 409s, whatever the cap (at 60 KB titles, 99 records filled
  * it): every `JANITOR_MS` it deletes the records made since its last round, straight in DynamoDB
  * Local (past the AWS profile: it costs the modelled partitions nothing, and meets no POST's
- * transaction), and takes their bytes off the list's size, as a DELETE would.
+ * transaction), and takes their stored sizes off the list's size, as a DELETE would.
  */
 function startJanitor(endpoint: string, table: string): { stop(): Promise<void> } {
   const client = localClient(endpoint);
@@ -259,7 +259,7 @@ function startJanitor(endpoint: string, table: string): { stop(): Promise<void> 
       const deleted = await documents.send(
         new DeleteCommand({ TableName: table, Key: todoKey(next), ReturnValues: 'ALL_OLD' }),
       );
-      if (deleted.Attributes !== undefined) freed += listBytes(toTodo(deleted.Attributes));
+      if (deleted.Attributes !== undefined) freed += storedSize(deleted.Attributes);
     }
     if (freed === 0) return;
     await documents.send(
@@ -372,11 +372,30 @@ async function burst(contender: Contender, fleet: Fleet, rows: Row[]): Promise<v
   });
 }
 
-async function bigList(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
-  const title = 'x'.repeat(BIG_TITLE_BYTES);
+/** The title of the POSTs to a full list: at the cap, of the character the list's answer spends most on. */
+const FULL_LIST_TITLE = titleAtTheCap('one more', COSTLIEST_CHARACTER);
+
+/**
+ * A table written full (fullList) but for room for FULL_LIST_ROOM_FOR records of FULL_LIST_TITLE:
+ * the list at its limit in seconds, whatever the title cap.
+ */
+async function fullTable(endpoint: string): Promise<string> {
+  const table = `full-list-${Date.now()}`;
+  const client = localClient(endpoint);
+  try {
+    await ensureTable(client, table);
+    const room = FULL_LIST_ROOM_FOR * newTodoBytes({ title: FULL_LIST_TITLE });
+    await fillTable(DynamoDBDocumentClient.from(client), table, fullList({ room }));
+  } finally {
+    client.destroy();
+  }
+  return table;
+}
+
+async function fullListFigures(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
   const statuses: Record<number, number> = {};
-  for (let i = 0; i < BIG_POSTS; i += 10) {
-    const answers = await Promise.all(Array.from({ length: 10 }, () => post(fleet.url, title)));
+  for (let i = 0; i < FULL_LIST_POSTS; i += 10) {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(fleet.url, FULL_LIST_TITLE)));
     for (const { status } of answers) statuses[status] = (statuses[status] ?? 0) + 1;
   }
   for (const gzip of [false, true]) {
@@ -387,7 +406,7 @@ async function bigList(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
       .at(-1);
     rows.push({
       section: 'fleetList',
-      name: `${tree.name}: ${BIG_POSTS} POSTs of ${BIG_TITLE_BYTES / 1000} KB titles, then GET /todos ${gzip ? 'accepting gzip' : 'without gzip'}`,
+      name: `${tree.name}: a list of ${MAX_LIST_BYTES} bytes less room for ${FULL_LIST_ROOM_FOR} records, ${FULL_LIST_POSTS} POSTs at the cap, then GET /todos ${gzip ? 'accepting gzip' : 'without gzip'}`,
       value: answer.status,
       unit: 'status',
       budget: '200',
@@ -399,52 +418,39 @@ async function bigList(tree: Tree, fleet: Fleet, rows: Row[]): Promise<void> {
   }
 }
 
-/** A table of `count` records, written directly (BatchWriteItem), and its counter. */
+/** A table of `count` records of LIST_TITLE, every other one completed, written directly (harness/filled-table.ts). */
 async function filledTable(endpoint: string, count: number): Promise<string> {
   const table = `list-${count}-${Date.now()}`;
   const client = localClient(endpoint);
-  await ensureTable(client, table);
-  const documents = DynamoDBDocumentClient.from(client);
-  const batches: Record<string, unknown>[][] = [];
-  for (let id = 1; id <= count; id += 25) {
-    batches.push(
-      Array.from({ length: Math.min(25, count - id + 1) }, (_, i) => ({
-        pk: 'TODO',
-        id: id + i,
-        title: LIST_TITLE,
-        completed: (id + i) % 2 === 0,
-      })),
+  try {
+    await ensureTable(client, table);
+    const todos = Array.from({ length: count }, (_, i) =>
+      applyPatch(createTodo({ title: LIST_TITLE }, i + 1), { completed: (i + 1) % 2 === 0 }),
     );
+    await fillTable(DynamoDBDocumentClient.from(client), table, todos);
+  } finally {
+    client.destroy();
   }
-  async function write(): Promise<void> {
-    for (let batch = batches.pop(); batch !== undefined; batch = batches.pop()) {
-      await documents.send(
-        new BatchWriteCommand({ RequestItems: { [table]: batch.map((Item) => ({ PutRequest: { Item } })) } }),
-      );
-    }
-  }
-  await Promise.all(Array.from({ length: 8 }, write));
-  client.destroy();
   return table;
 }
 
 /**
- * POSTs of 60 KB titles, each contender's point on a fleet of its own, started for it and stopped
- * after it: the fault proxy keeps every request it saw, and these weigh a few hundred KB each.
+ * POSTs of titles at the cap, each contender's point on a fleet of its own, started for it and
+ * stopped after it: the fault proxy keeps every request it saw, and these weigh the most.
  */
-async function bigTitleFigures(
+async function capTitleFigures(
   all: readonly Contender[],
   start: (contender: Contender) => Promise<Fleet>,
   dynamoDbEndpoint: string,
   rows: Row[],
 ): Promise<void> {
-  for (const [i, rate] of BIG_TITLE_RATES.entries()) {
+  for (const [i, rate] of CAP_TITLE_RATES.entries()) {
     for (const contender of i % 2 === 0 ? all : [...all].reverse()) {
       const fleet = await start(contender);
       const janitor = startJanitor(dynamoDbEndpoint, fleet.table);
       try {
-        const point = await openLoopPoint(fleet, createPool(fleet), rate, BIG_TITLE_BYTES);
-        const name = `POSTs of ${BIG_TITLE_BYTES / 1000} KB titles offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`;
+        const point = await openLoopPoint(fleet, createPool(fleet), rate, MAX_TITLE_LENGTH);
+        const name = `POSTs of titles at the cap (${MAX_TITLE_LENGTH} characters) offered at ${rate}/s over ${OPEN_LOOP_CONTAINERS} createTodo containers`;
         rows.push(pointRow(contender, name, point, rate));
       } finally {
         await janitor.stop();
@@ -454,7 +460,7 @@ async function bigTitleFigures(
   }
 }
 
-/** The POST figures, of every contender, on one DynamoDB Local: offered rates, big titles, the closed-loop curve, a burst. */
+/** The POST figures, of every contender, on one DynamoDB Local: offered rates, titles at the cap, the closed-loop curve, a burst. */
 export async function fleet(options: BenchOptions): Promise<Row[]> {
   const dynamodb = await startDynamoDbLocal();
   const rows: Row[] = [];
@@ -469,9 +475,9 @@ export async function fleet(options: BenchOptions): Promise<Row[]> {
     for (const contender of all) fleets.push({ contender, fleet: await start(contender) });
     await postFigures(fleets, rows);
     for (const { contender, fleet: running } of fleets) await burst(contender, running, rows);
-    // The big titles last, on fleets of their own: the others' memory is freed first.
+    // The titles at the cap last, on fleets of their own: the others' memory is freed first.
     for (const { fleet: running } of fleets.splice(0)) await running.stop();
-    await bigTitleFigures(all, start, dynamodb.endpoint, rows);
+    await capTitleFigures(all, start, dynamodb.endpoint, rows);
   } finally {
     for (const { fleet: running } of fleets) await running.stop();
     await dynamodb.close();
@@ -504,7 +510,7 @@ async function listsAtOnce(tree: Tree, fleet: Fleet, size: number, rows: Row[]):
   });
 }
 
-/** The list figures, of every tree: 60 KB titles against Lambda's 6 MB answer, and GET /todos at 10^4 and 10^5 records. */
+/** The list figures, of every tree: a full list against Lambda's 6 MB answer, and GET /todos at 10^4 and 10^5 records. */
 export async function fleetList(options: BenchOptions): Promise<Row[]> {
   const trees = treesFor(options.baseline);
   const dynamodb = await startDynamoDbLocal();
@@ -512,9 +518,10 @@ export async function fleetList(options: BenchOptions): Promise<Row[]> {
   try {
     for (const tree of trees) {
       const packaged = await packagedAt(tree);
-      const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
+      const table = await fullTable(dynamodb.endpoint);
+      const running = await startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, table, logLevel: 'silent' });
       try {
-        await bigList(tree, running, rows);
+        await fullListFigures(tree, running, rows);
       } finally {
         await running.stop();
       }

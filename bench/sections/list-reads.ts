@@ -1,20 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyHandlerV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { awsDynamoDb, type AwsDynamoDb } from '../../harness/aws-dynamodb/dynamodb';
 import { parseRequest } from '../../harness/aws-dynamodb/requests';
 import { context, event } from '../../test/support/event';
 import { startFaultProxy, type Upstream } from '../../harness/fault-proxy';
+import { fillTable } from '../../harness/filled-table';
 import { createTodo, deleteTodo, getTodo, listTodos, updateTodo } from '../../test/support/routes';
 import { dynamoDb } from '../../lib/dynamodb/client';
-import { bytesOf } from '../../lib/dynamodb/counter';
 import { todoItems } from '../../lib/dynamodb/reads';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
-import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
 import { readLogLevel } from '../../lib/log';
 import { REAL_RUNTIME } from '../../lib/runtime';
-import { listBytes, type Todo } from '../../lib/todos';
+// The domain's createTodo, apart from the handler of that name (test/support/routes.ts).
+import { createTodo as createRecord } from '../../lib/todos';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -37,7 +36,7 @@ import { round, type Row } from '../lib';
  * Units do not depend on timing, so the profile's requests go through one at a time here (each
  * one's units are then its own) and it answers no 500s (a retry would be counted as a list's
  * cost); its latency and throughput per partition are on. The records are written straight into
- * DynamoDB Local, as the store writes them (todoItem, and the counter as a seed leaves it).
+ * DynamoDB Local, as the store writes them (harness/filled-table.ts).
  */
 
 const SIZES = [1_000, 10_000] as const;
@@ -118,21 +117,13 @@ function copy(spent: Spent): Spent {
 async function filledTable(endpoint: string, count: number): Promise<string> {
   const table = `list-reads-${count}-${Date.now()}`;
   const client = localClient(endpoint);
-  await ensureTable(client, table);
-  const documents = DynamoDBDocumentClient.from(client);
-  const todos: Todo[] = Array.from({ length: count }, (_, i) => ({ id: i + 1, title: title(i + 1), completed: false }));
-  const batches: Todo[][] = [];
-  for (let i = 0; i < count; i += 25) batches.push(todos.slice(i, i + 25));
-  async function write(): Promise<void> {
-    for (let batch = batches.pop(); batch !== undefined; batch = batches.pop()) {
-      const puts = batch.map((todo) => ({ PutRequest: { Item: todoItem(todo, listBytes(todo)) } }));
-      await documents.send(new BatchWriteCommand({ RequestItems: { [table]: puts } }));
-    }
+  try {
+    await ensureTable(client, table);
+    const todos = Array.from({ length: count }, (_, i) => createRecord({ title: title(i + 1) }, i + 1));
+    await fillTable(DynamoDBDocumentClient.from(client), table, todos);
+  } finally {
+    client.destroy();
   }
-  await Promise.all(Array.from({ length: 8 }, write));
-  const counter = { next: count + 1, bytes: bytesOf(todos), version: 0, edits: 0, listId: randomUUID() };
-  await documents.send(new PutCommand({ TableName: table, Item: { ...COUNTER_KEY, ...counter } }));
-  client.destroy();
   return table;
 }
 

@@ -7,11 +7,11 @@ const CHILD = `
 const { memoryStore } = require(process.argv[1]);
 const size = Number(process.argv[2]);
 (async () => {
-  await memoryStore.list();
+  await memoryStore.readList();
   globalThis.gc(); globalThis.gc();
   const before = process.memoryUsage().heapUsed;
   // Each title a flat string from JSON.parse, as a request body gives it.
-  for (let i = 0; i < size; i++) await memoryStore.create({ title: JSON.parse('"twenty characters!!' + (i % 10) + '"') as string });
+  for (let i = 0; i < size; i++) await memoryStore.create({ title: JSON.parse('"twenty characters!!' + (i % 10) + '"') });
   globalThis.gc(); globalThis.gc();
   process.stdout.write(String((process.memoryUsage().heapUsed - before) / size));
 })();

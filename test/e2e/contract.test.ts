@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { START_WITHIN_MS } from '../../harness/offline';
+import { SEED_TODOS, applyPatch, createTodo, type Todo } from '../../lib/todos';
 import { NOT_FOUND_IDS, expectJson, expectTodoNotFound } from '../support/expectations';
 import { E2E_STORES, startService, type Service } from '../support/servers';
 
@@ -23,31 +24,33 @@ describe.each(E2E_STORES)('%s store', (store) => {
 
   describe('a server that has just started (docs/spec.md §1)', () => {
     it('holds records 1 (completed = false) and 2 (completed = true), and gives the first new record id 3', async () => {
-      expectJson(await service.api.get('/todos'), 200, [
-        { id: 1, title: expect.any(String), completed: false },
-        { id: 2, title: expect.any(String), completed: true },
+      // The seed's titles are sample text; what the spec says of records 1 and 2 is checked of the seed.
+      expect(SEED_TODOS.map(({ id, completed }) => ({ id, completed }))).toEqual([
+        { id: 1, completed: false },
+        { id: 2, completed: true },
       ]);
-      expectJson(await service.api.post('/todos', { title: 'first' }), 201, {
-        id: 3,
-        title: 'first',
-        completed: false,
-      });
+      expectJson(await fresh.api.get('/todos'), 200, SEED_TODOS);
+      expectJson(await fresh.api.post('/todos', { title: 'first' }), 201, createTodo({ title: 'first' }, 3));
     });
   });
 
   describe('docs/spec.md over HTTP', () => {
-    const create = async (title: string): Promise<{ id: number; path: string }> => {
+    /** POSTs `title`: the record it made, as the domain makes it (createTodo), and its path. */
+    const create = async (title: string): Promise<{ id: number; path: string; todo: Todo }> => {
       const response = await service.api.post('/todos', { title });
       expect(response.status).toBe(201);
-      const { id } = response.json() as { id: number };
-      return { id, path: `/todos/${id}` };
+      const { id } = response.json() as Todo;
+      const todo = createTodo({ title }, id);
+      expect(response.json()).toEqual(todo);
+      return { id, path: `/todos/${id}`, todo };
     };
     const listedIds = async () => ((await service.api.get('/todos')).json() as { id: number }[]).map((todo) => todo.id);
 
     it('§4 POST: 201 with the next id, completed = false, the title as sent, other fields ignored; Location names it', async () => {
       const before = await create('before');
       const response = await service.api.post('/todos', { title: '  Buy milk 🥛 ', completed: true, id: 99, extra: 1 });
-      expectJson(response, 201, { id: before.id + 1, title: '  Buy milk 🥛 ', completed: false });
+      expectJson(response, 201, createTodo({ title: '  Buy milk 🥛 ' }, before.id + 1));
+      expect(response.json()).toMatchObject({ completed: false });
       expect(response.headers.get('location')).toBe(`/todos/${before.id + 1}`);
     });
 
@@ -60,26 +63,26 @@ describe.each(E2E_STORES)('%s store', (store) => {
     });
 
     it('§4 GET by id: 200 with the record, found by a path value that Number() converts', async () => {
-      const { id, path } = await create('found');
-      expectJson(await service.api.get(path), 200, { id, title: 'found', completed: false });
-      expectJson(await service.api.get(`/todos/00${id}`), 200, { id, title: 'found', completed: false });
+      const { id, path, todo } = await create('found');
+      expectJson(await service.api.get(path), 200, todo);
+      expectJson(await service.api.get(`/todos/00${id}`), 200, todo);
     });
 
     it('§3: PUT moves completed false → true → false and answers the record after the update', async () => {
-      const { id, path } = await create('toggle');
-      expectJson(await service.api.put(path, { completed: true }), 200, { id, title: 'toggle', completed: true });
-      expectJson(await service.api.put(path, { completed: false }), 200, { id, title: 'toggle', completed: false });
+      const { path, todo } = await create('toggle');
+      const done = applyPatch(todo, { completed: true });
+      expectJson(await service.api.put(path, { completed: true }), 200, done);
+      expectJson(await service.api.put(path, { completed: false }), 200, applyPatch(done, { completed: false }));
     });
 
     it('§4 PUT is partial: a title alone keeps completed; the id cannot change', async () => {
-      const { id, path } = await create('partial');
-      await service.api.put(path, { completed: true });
-      expectJson(await service.api.put(path, { title: 'renamed', id: id + 1000 }), 200, {
-        id,
-        title: 'renamed',
-        completed: true,
-      });
-      expectJson(await service.api.get(path), 200, { id, title: 'renamed', completed: true });
+      const { id, path, todo } = await create('partial');
+      const done = applyPatch(todo, { completed: true });
+      expectJson(await service.api.put(path, { completed: true }), 200, done);
+      const renamed = applyPatch(done, { title: 'renamed' });
+      expect(renamed).toMatchObject({ id, completed: true });
+      expectJson(await service.api.put(path, { title: 'renamed', id: id + 1000 }), 200, renamed);
+      expectJson(await service.api.get(path), 200, renamed);
       expectTodoNotFound(await service.api.get(`/todos/${id + 1000}`));
     });
 
@@ -119,19 +122,20 @@ describe.each(E2E_STORES)('%s store', (store) => {
       const last = await create('last');
       for (const id of await listedIds()) expect((await service.api.delete(`/todos/${id}`)).status).toBe(200);
       expectJson(await service.api.get('/todos'), 200, []);
-      expectJson(await service.api.post('/todos', { title: 'again' }), 201, {
-        id: last.id + 1,
-        title: 'again',
-        completed: false,
-      });
+      expectJson(
+        await service.api.post('/todos', { title: 'again' }),
+        201,
+        createTodo({ title: 'again' }, last.id + 1),
+      );
     });
 
     it('one store for all five functions: a record created through POST is seen by the other four, and gone for all once deleted', async () => {
-      const { id, path } = await create('shared');
-      expect((await service.api.get('/todos')).json()).toContainEqual({ id, title: 'shared', completed: false });
-      expectJson(await service.api.get(path), 200, { id, title: 'shared', completed: false });
-      expectJson(await service.api.put(path, { completed: true }), 200, { id, title: 'shared', completed: true });
-      expectJson(await service.api.get(path), 200, { id, title: 'shared', completed: true });
+      const { id, path, todo } = await create('shared');
+      const done = applyPatch(todo, { completed: true });
+      expect((await service.api.get('/todos')).json()).toContainEqual(todo);
+      expectJson(await service.api.get(path), 200, todo);
+      expectJson(await service.api.put(path, { completed: true }), 200, done);
+      expectJson(await service.api.get(path), 200, done);
       expect((await service.api.delete(path)).status).toBe(200);
       expectTodoNotFound(await service.api.get(path));
       expectTodoNotFound(await service.api.put(path, { completed: false }));

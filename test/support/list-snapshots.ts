@@ -9,7 +9,8 @@ import type { Todo } from '../../lib/todos';
  * before it was sent, not after the writes sent before it was answered (linearizability, with
  * the client's clock on both sides, which only widens the window).
  *
- * Records are compared by id, completed and a digest of the title: the titles are tens of KB.
+ * Records are compared by id, completed and a digest of the title, and states by a digest of their
+ * records': a list is thousands of records, and the writer leaves a state at each of its writes.
  */
 
 /** When a request was sent and answered, on the test's clock (`performance.now()`). */
@@ -30,10 +31,13 @@ export interface Placement {
   readonly landedWithin: number;
 }
 
+function digest(text: string): string {
+  return createHash('sha1').update(text).digest('base64');
+}
+
 /** One record as the comparison sees it: its id, title digest and completed, in one string. */
 export function recordPrint(todo: Todo): string {
-  const title = createHash('sha1').update(todo.title).digest('base64');
-  return `${todo.id}:${title}:${todo.completed}`;
+  return `${todo.id}:${digest(todo.title)}:${todo.completed}`;
 }
 
 /** A whole list as the comparison sees it, from its records' prints in id order. */
@@ -44,7 +48,7 @@ export function listPrint(todos: readonly Todo[]): string {
 export class SequentialHistory {
   /** The state the writer has left so far: each record's print, by id. */
   readonly #records = new Map<number, string>();
-  /** Each state's print, and its place in the line. */
+  /** Each state's print, digested, and its place in the line. */
   readonly #states = new Map<string, number>();
   readonly #writes: Interval[] = [];
 
@@ -81,7 +85,7 @@ export class SequentialHistory {
     const landedWithin = this.#writes.filter(
       (write) => write.sentAt >= interval.sentAt && write.answeredAt <= interval.answeredAt,
     ).length;
-    return { state: this.#states.get(print), earliest, latest, landedWithin };
+    return { state: this.#states.get(digest(print)), earliest, latest, landedWithin };
   }
 
   #remember(): void {
@@ -89,7 +93,8 @@ export class SequentialHistory {
       .sort(([a], [b]) => a - b)
       .map(([, record]) => record)
       .join(' ');
-    if (this.#states.has(print)) throw new Error(`write ${this.#writes.length} left a state seen before`);
-    this.#states.set(print, this.#writes.length);
+    const state = digest(print);
+    if (this.#states.has(state)) throw new Error(`write ${this.#writes.length} left a state seen before`);
+    this.#states.set(state, this.#writes.length);
   }
 }

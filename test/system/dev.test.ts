@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { START_WITHIN_MS, killGroup, startOffline, type OfflineServer } from '../../harness/offline';
 import { scratchCopy, withScratchCopy, type ScratchCopy } from '../../harness/scratch';
 import { eventually } from '../../harness/wait';
+import { createTodo, type Todo } from '../../lib/todos';
 import { ApiClient, type ApiResponse } from '../support/client';
 
 /** A rebuild of five bundles takes well under a second idle (npm run bench -- reload); this allows for a busy machine. */
@@ -63,17 +64,20 @@ describe('npm run dev', () => {
   }
   afterEach(restore);
 
-  const created = async (title: string): Promise<number> => {
+  /** POSTs `title`: the record it made, as the domain makes it (createTodo). */
+  const created = async (title: string): Promise<Todo> => {
     const response = await api.post('/todos', { title });
     expect(response.status).toBe(201);
-    return (response.json() as { id: number }).id;
+    const todo = createTodo({ title }, (response.json() as Todo).id);
+    expect(response.json()).toEqual(todo);
+    return todo;
   };
 
   it(
     'serves an edit to lib/ on the next requests, with the records made before it still there',
     async () => {
       const plain = new ApiClient(start.url);
-      const id = await created('made before the edit');
+      const made = await created('made before the edit');
       expect((await plain.get('/todos/99999')).json()).toEqual({ error: 'Todo not found' });
 
       edit('lib/errors.ts', (source) => source.replace("'Todo not found'", "'Todo not found (edited)'"));
@@ -81,8 +85,8 @@ describe('npm run dev', () => {
         within: REBUILD_WITHIN_MS,
         what: 'npm run dev serving the edit',
       });
-      expect((await api.get(`/todos/${id}`)).json()).toEqual({ id, title: 'made before the edit', completed: false });
-      expect((await api.post('/todos', { title: 'after' })).json()).toMatchObject({ id: id + 1 });
+      expect((await api.get(`/todos/${made.id}`)).json()).toEqual(made);
+      expect((await api.post('/todos', { title: 'after' })).json()).toMatchObject({ id: made.id + 1 });
       // The plain server, in the same folder, still runs the code it started with: it watches nothing.
       expect((await plain.get('/todos/99999')).json()).toEqual({ error: 'Todo not found' });
       expect(start.output()).not.toContain('Reloaded');
@@ -94,7 +98,7 @@ describe('npm run dev', () => {
   it(
     'while an edit does not build, every route answers a JSON 500 naming the error in one line; fixing it brings the code back, data kept',
     async () => {
-      const id = await created('made before the broken edit');
+      const made = await created('made before the broken edit');
       const printedBefore = dev.output().length;
       edit('lib/input.ts', (source) => `${source}\nexport const broken = ;\n`);
 
@@ -102,7 +106,7 @@ describe('npm run dev', () => {
       const answers = (): Promise<ApiResponse[]> =>
         Promise.all([
           api.get('/todos'),
-          api.get(`/todos/${id}`),
+          api.get(`/todos/${made.id}`),
           api.post('/todos', { title: 5 }),
           api.put('/todos/99999', { completed: true }),
           api.delete('/todos/99999'),
@@ -126,15 +130,11 @@ describe('npm run dev', () => {
       expect(printed.match(/Build failed: lib\/input\.ts/g)).toHaveLength(1);
 
       restore();
-      await eventually(async () => (await api.get(`/todos/${id}`)).status === 200, {
+      await eventually(async () => (await api.get(`/todos/${made.id}`)).status === 200, {
         within: REBUILD_WITHIN_MS,
         what: 'the fixed code served again',
       });
-      expect((await api.get(`/todos/${id}`)).json()).toEqual({
-        id,
-        title: 'made before the broken edit',
-        completed: false,
-      });
+      expect((await api.get(`/todos/${made.id}`)).json()).toEqual(made);
     },
     3 * REBUILD_WITHIN_MS,
   );

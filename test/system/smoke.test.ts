@@ -6,6 +6,7 @@ import { freePort } from '../../harness/project';
 import { FUNCTION_NAMES, handlersOn, routeKey, type FunctionName } from '../support/routes';
 import type { HttpResponse } from '../../lib/http';
 import { memoryStore, resetMemoryStore } from '../../lib/memory-store';
+import { MAX_TITLE_LENGTH } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { CHECKS } from '../../smoke/checks';
 import { HELP } from '../../smoke/cli';
@@ -62,7 +63,7 @@ async function startStage(changes: Partial<Record<FunctionName, Change>> = {}, c
 }
 
 async function listed(): Promise<unknown> {
-  return memoryStore.list(Date.now() + 1_000);
+  return (await memoryStore.readList(Date.now() + 1_000)).todos;
 }
 
 beforeEach(() => {
@@ -156,6 +157,18 @@ describe('npm run smoke -- <base-url>', () => {
       CORS,
       'POST /todos → 201: the new Todo, completed = false, other fields ignored, and its Location',
       /POST \/todos → 201: header Location is missing \(openapi.yaml requires it\)/,
+    ],
+    [
+      'the 400 for a title past the cap does not name the limit',
+      {
+        createTodo: (response) =>
+          response.statusCode === 400 && (response.body ?? '').includes(String(MAX_TITLE_LENGTH))
+            ? { ...response, body: JSON.stringify({ error: 'title too long' }) }
+            : response,
+      },
+      CORS,
+      `POST and PUT → 400: a title past ${MAX_TITLE_LENGTH} characters, naming the limit; 201 at it`,
+      /the 400 does not name the limit/,
     ],
     [
       'GET /todos leaves out Vary',
