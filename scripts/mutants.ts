@@ -70,21 +70,21 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'claims-expired-claim-kept',
     file: 'lib/dynamodb/claims.ts',
-    find: "ConditionExpression: 'attribute_not_exists(pk) OR #expires <= :now',",
+    find: 'ConditionExpression: KEY_FREE,',
     replace: "ConditionExpression: 'attribute_not_exists(pk)',",
     why: "an expired claim not yet deleted (the table's time to live takes up to two days) still holds its key",
   },
   {
     id: 'claims-fingerprint-ignored',
     file: 'lib/dynamodb/claims.ts',
-    find: 'if (kept.fingerprint !== claim.fingerprint) throw new KeyReused();',
+    find: 'if (kept.fingerprint !== claim.fingerprint) return new KeyReused();',
     replace: '',
     why: "a key sent with another request replays the first request's answer instead of a 422",
   },
   {
     id: 'claims-412-not-replayed',
     file: 'lib/dynamodb/claims.ts',
-    find: 'if (kept.preconditionFailed) throw new PreconditionFailed({ replayed: true });',
+    find: 'if (kept.preconditionFailed) return new PreconditionFailed({ replayed: true });',
     replace: '',
     why: 'the retry of a request answered 412 gets another answer than its 412',
   },
@@ -118,11 +118,11 @@ export const MUTANTS: readonly Mutant[] = [
     why: 'two POSTs with one Idempotency-Key in one commit: two records for one key, or a transaction DynamoDB refuses',
   },
   {
-    id: 'plan-mine-left-out',
-    file: 'lib/dynamodb/queue-plan.ts',
-    find: 'if (bytes > MAX_TRANSACTION_BYTES && intent.uuid !== mine) continue;',
-    replace: 'if (bytes > MAX_TRANSACTION_BYTES) continue;',
-    why: 'a head whose own request does not fit after the others commits without itself, again and again',
+    id: 'queue-head-answers-another-record',
+    file: 'lib/dynamodb/queue.ts',
+    find: 'const written = plan.writes.find(({ intent }) => intent.uuid === mine.uuid);',
+    replace: 'const written = plan.writes.find(({ intent }) => intent.uuid !== mine.uuid) ?? plan.writes[0];',
+    why: "a head answers with the first record its commit wrote, another POST's, not its own",
   },
   {
     id: 'plan-cut-page-taken-whole',
@@ -148,7 +148,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     id: 'queue-lease-compared-wrong-way',
-    file: 'lib/dynamodb/queue.ts',
+    file: 'lib/dynamodb/conditions.ts',
     find: 'OR #takenAt < :expired OR #takenBy = :by)',
     replace: 'OR #takenAt > :expired OR #takenBy = :by)',
     why: 'a head taken over within its lease by a second POST, and never after a taker-over stalls itself',
@@ -156,16 +156,60 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'queue-outcome-unconditional',
     file: 'lib/dynamodb/queue.ts',
-    find: "[EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },\n      ConditionExpression: 'attribute_not_exists(pk)',",
+    find: '[EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },\n      ConditionExpression: ITEM_IS_NEW,',
     replace: '[EXPIRES]: expiresIn(OUTCOME_LIFETIME_S, now) },',
     why: "an outcome written over another: a POST's withdrawal erases the record a commit gave it, and it answers 503 for a stored record",
   },
   {
     id: 'queue-no-time-to-retract',
     file: 'lib/dynamodb/queue.ts',
-    find: 'deadline - RETRACT_BEFORE_MS - table.runtime.now(),',
-    replace: 'deadline - table.runtime.now(),',
+    find: 'const until = deadline - pacing.retractBeforeMs;',
+    replace: 'const until = deadline;',
     why: 'a queued POST gives up at its deadline itself, too late to take its intent back: it answers 503 and is written later',
+  },
+  // lib/dynamodb/repair.ts and list.ts: the read repair of sizes, across versions (issue 50, item 2).
+  {
+    id: 'repair-learns-nothing-from-a-cancellation',
+    file: 'lib/dynamodb/repair.ts',
+    find: 'return afterRead(short, items, gone);',
+    replace: 'return short;',
+    why: 'a raise cancelled because another container raised a record first is tried again as it was, list after list',
+  },
+  {
+    id: 'repair-held-list-forgets',
+    file: 'lib/dynamodb/list.ts',
+    find: 'held = { ...held, short: await raiseShort(table, held.short, signal, options.raiseWithinMs) };',
+    replace: 'await raiseShort(table, held.short, signal, options.raiseWithinMs);',
+    why: 'a warm container forgets what its raise did: its next lists raise the same records, and the rest stay short',
+  },
+  {
+    id: 'repair-shared-list-without-short',
+    file: 'lib/dynamodb/list.ts',
+    find: '...(short !== undefined && { short }),',
+    replace: '',
+    why: 'the list shared carries no short records: a new container that starts from it never raises one',
+  },
+  {
+    id: 'repair-changes-forget-held-short',
+    file: 'lib/dynamodb/list.ts',
+    find: 'const heldShort = new Map([...held.short].filter(([id]) => id < addedFrom));',
+    replace: 'const heldShort = new Map<number, ShortRecord>();',
+    why: 'a list that reads only what changed forgets the short records it held: warm containers stop repairing',
+  },
+  // lib/dynamodb/store.ts, lib/http.ts: a key answers one way across versions (issue 50, item 3).
+  {
+    id: 'kept-answers-another-request',
+    file: 'lib/dynamodb/store.ts',
+    find: 'if (replay === undefined || replay instanceof KeyReused) return undefined;',
+    replace: 'if (replay === undefined) return undefined;',
+    why: 'a body this version refuses, under a key another request holds, is answered 422 instead of its own 400',
+  },
+  {
+    id: 'http-refusal-never-replayed',
+    file: 'lib/http.ts',
+    find: 'if (answer === undefined) throw error;',
+    replace: 'if (answer !== undefined) throw error;',
+    why: 'a keyed body this version refuses is a 400 though the other version stored it under that key',
   },
   // lib/dynamodb/posts.ts: POSTs alone and batched.
   {
@@ -178,11 +222,18 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'posts-claim-not-written',
     file: 'lib/dynamodb/posts.ts',
-    find: 'if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table, claim, { todo }, now));',
+    find: 'if (claim !== undefined) transaction.add(`claim ${index}`, claimPut(table.name, claim, { todo }, now));',
     replace: '',
     why: "a keyed POST written without its key's claim: its retry writes a second record",
   },
   // lib/dynamodb/client.ts: retries and each copy's fate.
+  {
+    id: 'client-one-retry-budget',
+    file: 'lib/dynamodb/client.ts',
+    find: 'if (kind === undefined || ++failures[kind] > RETRIES[kind].times) {',
+    replace: 'if (kind === undefined || ++failures.transient > RETRIES.transient.times) {',
+    why: 'one retry budget for every kind: throttle, throttle, 500 and the client gives up, where each kind has its own',
+  },
   {
     id: 'client-throttle-final',
     file: 'lib/dynamodb/client.ts',
@@ -236,7 +287,7 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'seed-counter-unconditional',
     file: 'lib/dynamodb/seed.ts',
-    find: "Item: { ...COUNTER_KEY, ...fresh },\n        ConditionExpression: 'attribute_not_exists(pk)',",
+    find: 'Item: { ...COUNTER_KEY, ...fresh },\n        ConditionExpression: ITEM_IS_NEW,',
     replace: 'Item: { ...COUNTER_KEY, ...fresh },',
     why: "a seed that lands after another container's puts the counter back: ids reused, deleted records back",
   },
