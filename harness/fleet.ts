@@ -33,7 +33,7 @@ export interface FleetOptions {
   readonly freeze?: boolean;
   /** LOG_LEVEL of the functions (default: as packaged). */
   readonly logLevel?: string;
-  /** More environment variables of every function, over the template's (TODO_POST_QUEUE=off, say). */
+  /** More environment variables of every function, over the template's (LOG_LEVEL, say). */
   readonly environment?: Readonly<Record<string, string>>;
   /** DynamoDB as AWS runs it, with these options (the default), or `false`: DynamoDB Local as it is. */
   readonly aws?: AwsDynamoDbOptions | false;

@@ -47,19 +47,26 @@ function sourceOf(resolveDir: string, path: string): string {
 }
 
 /**
- * Replaces lib/todos.ts and lib/input.ts with version N+1's wherever they are imported, but in N+1's own files: they
- * build on the current rules they do not change (the title's cap, say), imported from lib/, so those live in one place.
+ * Replaces each file of `swaps` with its stand-in wherever it is imported, but in the stand-ins themselves: they build
+ * on the file they stand in for (N+1's domain on the current rules it does not change, the title's cap, say; a bench's
+ * pacing on the store's), imported from lib/, so those live in one place.
  */
-const swapDomain: Plugin = {
-  name: 'next-version-domain',
-  setup(plugin) {
-    plugin.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir, importer }) => {
-      if (importer.startsWith(`${NEXT_VERSION_DIR}/`)) return undefined;
-      const swapped = SWAPPED[sourceOf(resolveDir, path)];
-      return swapped === undefined ? undefined : { path: swapped };
-    });
-  },
-};
+function swapping(swaps: Readonly<Record<string, string>>): Plugin {
+  const standIns = new Set(Object.values(swaps));
+  return {
+    name: 'swapped-files',
+    setup(plugin) {
+      plugin.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir, importer }) => {
+        if (standIns.has(importer)) return undefined;
+        const swapped = swaps[sourceOf(resolveDir, path)];
+        return swapped === undefined ? undefined : { path: swapped };
+      });
+    },
+  };
+}
+
+/** Replaces lib/todos.ts and lib/input.ts with version N+1's wherever they are imported. */
+const swapDomain = swapping(SWAPPED);
 
 /** Leaves `shared` modules out of the bundle: the bundle requires them from their sources. */
 function requireShared(shared: ReadonlySet<string>): Plugin {
@@ -175,11 +182,19 @@ async function nextModule(entry: string): Promise<unknown> {
   return require(path) as unknown;
 }
 
+/** Version N+1's package: `packaged`'s template, and its zips with each function built again with N+1's domain. */
+export function nextPackage(packaged: Pick<Packaged, 'dir' | 'template'>): Promise<Packaged> {
+  return packageWith(packaged, SWAPPED);
+}
+
 /**
- * Version N+1's package: `packaged`'s template, and its zips with each function's bundle built again
- * with N+1's domain, as serverless.yml's esbuild options build it for the DynamoDB store.
+ * `packaged`'s template, and its zips with each function's bundle built again with the stand-ins of `swaps` (a file of
+ * the project's for another), as serverless.yml's esbuild options build it for the DynamoDB store.
  */
-export async function nextPackage(packaged: Pick<Packaged, 'dir' | 'template'>): Promise<Packaged> {
+export async function packageWith(
+  packaged: Pick<Packaged, 'dir' | 'template'>,
+  swaps: Readonly<Record<string, string>>,
+): Promise<Packaged> {
   const zips = functionZips(packaged);
   const bundles = new Map<string, Uint8Array>();
   for (const name of zips.keys()) {
@@ -195,7 +210,7 @@ export async function nextPackage(packaged: Pick<Packaged, 'dir' | 'template'>):
       mainFields: ['module', 'main'],
       external: ['@aws-sdk/credential-provider-node'],
       define: { 'process.env.TODO_STORE': '"dynamodb"' },
-      plugins: [swapDomain],
+      plugins: [swapping(swaps)],
     });
     const code = outputFiles[0]?.contents;
     if (code === undefined) throw new Error(`esbuild wrote no bundle of ${name}`);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { COUNTER_KEY, storedSize, todoKey } from '../../lib/dynamodb/table';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
@@ -11,13 +12,15 @@ import { ensureTable, localClient, startDynamoDbLocal } from '../../test/support
 import { median, round, type BenchOptions, type Row } from '../lib';
 import { fleetCpuMs, machineCpuMs } from '../proc';
 import { THIS_TREE, packagedAt, treesFor, type Tree } from '../trees';
+import { packageWith } from '../../harness/versions';
+import { PROJECT_ROOT } from '../../harness/project';
 
 /**
  * The shipped zips as AWS runs them (harness/fleet.ts): each function a pool of single-invocation
  * containers on Node 22, behind an HTTP API gateway, on DynamoDB as AWS runs it
  * (harness/aws-dynamodb/: conflicts, throughput per partition, service times, 500s) over DynamoDB
  * Local. Two designs of this tree: the queue of POSTs (as it ships) and one transaction a POST
- * (TODO_POST_QUEUE=off, lib/dynamodb/store.ts); `--baseline <ref>` adds that revision's zips. All
+ * (its zips built with harness/one-transaction-pacing.ts); `--baseline <ref>` adds that revision's zips. All
  * in the same run, on the same DynamoDB Local, each point of one next to the same point of the others.
  *
  * - POSTs at offered rates of 25, 50 and 100 a second (open loop: clients that do not wait for
@@ -62,8 +65,8 @@ const LIST_TITLE = 'to-do 00';
 interface Contender {
   readonly name: string;
   readonly tree: Tree;
-  /** The functions' environment over the template's: a design chosen by configuration. */
-  readonly environment?: Readonly<Record<string, string>>;
+  /** A design of the tree's own: its zips built again with these stand-ins (harness/versions.ts, packageWith). */
+  readonly swaps?: Readonly<Record<string, string>>;
 }
 
 /** The trees asked for, and this tree once more without its queue of POSTs: the design it was chosen over. */
@@ -71,9 +74,11 @@ function contenders(baseline: string | undefined): Contender[] {
   return [
     ...treesFor(baseline).map((tree) => ({ name: tree.name, tree })),
     {
-      name: 'one transaction a POST (this tree, TODO_POST_QUEUE=off)',
+      name: 'one transaction a POST (this tree, its pacing never queues)',
       tree: THIS_TREE,
-      environment: { TODO_POST_QUEUE: 'off' },
+      swaps: {
+        [join(PROJECT_ROOT, 'lib/dynamodb/pacing.ts')]: join(PROJECT_ROOT, 'harness/one-transaction-pacing.ts'),
+      },
     },
   ];
 }
@@ -467,9 +472,9 @@ export async function fleet(options: BenchOptions): Promise<Row[]> {
   const fleets: { contender: Contender; fleet: Fleet }[] = [];
   const all = contenders(options.baseline);
   async function start(contender: Contender): Promise<Fleet> {
-    const packaged = await packagedAt(contender.tree);
-    const environment = contender.environment ?? {};
-    return startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent', environment });
+    const shipped = await packagedAt(contender.tree);
+    const packaged = contender.swaps === undefined ? shipped : await packageWith(shipped, contender.swaps);
+    return startFleet({ packaged, dynamoDbEndpoint: dynamodb.endpoint, logLevel: 'silent' });
   }
   try {
     for (const contender of all) fleets.push({ contender, fleet: await start(contender) });

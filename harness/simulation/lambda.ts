@@ -83,7 +83,7 @@ export interface StageOptions {
   readonly caps?: Partial<Record<FunctionName, number>>;
   readonly atCap?: 'wait' | 'throttle';
   readonly throttle?: { readonly perSecond: number; readonly burst: number };
-  /** The store's options: which design of POST (queuePosts). */
+  /** The store's options: which design of POST (its pacing: harness/one-transaction-pacing.ts). */
   readonly store?: Omit<DynamoDbStoreOptions, 'runtime'>;
   readonly coldStartMs?: Partial<Record<FunctionName, number>>;
   readonly cpuMsPerRequest?: number;

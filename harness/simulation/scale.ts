@@ -3,7 +3,7 @@ import { EventClock } from './event-clock';
 import { SimulatedStage, type Answered, type Request, type StageOptions } from './lambda';
 import { TimedDynamoDb } from './timed-dynamodb';
 import { seeded } from './world';
-import { PACING, type Pacing } from '../../lib/dynamodb/pacing';
+import { ONE_TRANSACTION_A_POST } from '../one-transaction-pacing';
 
 /**
  * A point of the scale model (`npm run bench -- scale`): an open-loop workload (clients that do
@@ -11,12 +11,6 @@ import { PACING, type Pacing } from '../../lib/dynamodb/pacing';
  * a simulated stage (lambda.ts) in simulated time, warmed up at its own rate and then measured,
  * and what each resource did in the measured window, from which the point names its bottleneck.
  */
-
-/**
- * The design the queue replaced, as a pacing of the bench's own (lib/dynamodb/pacing.ts): a POST never queues; it is
- * written alone in one transaction from the counter it knows, and again from the counter as it is when another moved it.
- */
-export const ONE_TRANSACTION_A_POST: Pacing = { ...PACING, queues: () => false };
 
 /** The two designs of POST the bench compares: the queue, and one transaction a POST (ONE_TRANSACTION_A_POST). */
 export type Design = 'queue' | 'one transaction a POST';
