@@ -22,7 +22,8 @@ import { COUNTER_SIZED } from './conditions';
  * every running version answers. A container learns which records are short from every record it reads (a whole list,
  * the changes since its last, the list another container shared: list.ts), keeps them with the list it holds, and each
  * list raises up to MAX_RAISES of them, so a list of N short records is raised within ⌈N / MAX_RAISES⌉ lists of any
- * one container that reads the list, warm or new.
+ * one container that reads the list, warm or new, when no other raises them: one more for each raise whose outcome a
+ * fault left unknown (its records are chosen last, and a later raise of them learns what became of them).
  */
 
 /** A record stored smaller than this version answers it: what its raise needs. */
@@ -33,6 +34,8 @@ export interface ShortRecord {
   /** Its size as stored (`storedSize`), and as this version answers it. */
   readonly stored: number;
   readonly answered: number;
+  /** A raise of it may have applied (its answer was lost): it is chosen after every other, and learnt from then. */
+  readonly doubtful?: true;
 }
 
 /** The short records a container knows, by id. */
@@ -96,7 +99,13 @@ export async function raiseShort(
     );
   } catch (error) {
     const { items, gone } = found(table, transaction, error);
-    return afterRead(short, items, gone);
+    if (items.length > 0 || gone.length > 0 || transaction.copies.fate === 'not applied') {
+      return afterRead(short, items, gone);
+    }
+    return new Map([
+      ...short,
+      ...chosen.map((record): [number, ShortRecord] => [record.id, { ...record, doubtful: true }]),
+    ]);
   } finally {
     budget.stop();
   }
@@ -104,15 +113,16 @@ export async function raiseShort(
 
 /**
  * Up to MAX_RAISES of `short`, drawn at random: containers listing at once raise different records, rather than all
- * meet on the first ones (DynamoDB cancels transactions that meet on an item, and a raise found done is wasted).
+ * meet on the first ones (DynamoDB cancels transactions that meet on an item, and a raise found done is wasted). The
+ * doubtful ones come last: a raise of a record already raised is cancelled whole.
  */
 function choose(short: readonly ShortRecord[], random: () => number): ShortRecord[] {
-  if (short.length <= MAX_RAISES) return [...short];
-  const pool = [...short];
   const chosen: ShortRecord[] = [];
-  for (let draw = 0; draw < MAX_RAISES; draw++) {
-    const [drawn] = pool.splice(Math.floor(random() * pool.length), 1);
-    if (drawn !== undefined) chosen.push(drawn);
+  for (const pool of [short.filter((record) => !record.doubtful), short.filter((record) => record.doubtful)]) {
+    for (let draw = chosen.length; draw < MAX_RAISES && pool.length > 0; draw++) {
+      const [drawn] = pool.splice(Math.floor(random() * pool.length), 1);
+      if (drawn !== undefined) chosen.push(drawn);
+    }
   }
   return chosen;
 }

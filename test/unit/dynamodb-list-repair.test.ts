@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DynamoDbError, type DynamoDb, type Item, type TransactItem } from '../../lib/dynamodb/client';
-import { RAISE_WITHIN_MS } from '../../lib/dynamodb/repair';
+import { MAX_RAISES, RAISE_WITHIN_MS } from '../../lib/dynamodb/repair';
 import { DynamoDbTodoStore } from '../../lib/dynamodb/store';
 import { COUNTER_KEY, todoItem } from '../../lib/dynamodb/table';
 import { createTodo, listBytes, type Todo } from '../../lib/todos';
@@ -115,6 +115,40 @@ describe('a list learns from a raise that another container came first to', () =
       (actions ?? []).flatMap((action) =>
         'Update' in action && action.Update.Key.pk === 'TODO' ? [action.Update.Key.id] : [],
       );
-    expect(sent.map(raised)).toEqual([[3, 4], [4]]);
+    // Which records each raise named, in any order: the raise draws them at random.
+    expect(sent.map((actions) => raised(actions).sort())).toEqual([[3, 4], [4]]);
+  });
+});
+
+describe('a list whose raise got no answer', () => {
+  it('raises the records no raise has tried first, and those of the unanswered raise last', async () => {
+    const records = Array.from({ length: MAX_RAISES + 2 }, (_, i) => createTodo({ title: `stored small ${i}` }, 3 + i));
+    const items: Item[] = records.map((todo) => ({ ...todoItem(todo, listBytes(todo) - 24), v: 1 }));
+    const sent: (readonly TransactItem[])[] = [];
+    const dynamodb: DynamoDb = {
+      ...heldTransactions().dynamodb,
+      query: () => Promise.resolve({ items, lastKey: undefined }),
+      transactWriteItems: (actions, _token, _signal, copies) => {
+        sent.push(actions);
+        if (sent.length > 1) return Promise.resolve();
+        // The first raise's copy got no answer: it may have been applied.
+        copies.add('unanswered');
+        return Promise.reject(new DynamoDbError('TimeoutError', 'no answer', { copy: 'unanswered' }));
+      },
+    };
+    const store = new DynamoDbTodoStore(dynamodb, 'todos', { runtime });
+
+    await store.readList(clock.now + 9_000);
+    await store.readList(clock.now + 9_000);
+
+    const raised = (actions: readonly TransactItem[] | undefined) =>
+      (actions ?? []).flatMap((action) =>
+        'Update' in action && action.Update.Key.pk === 'TODO' ? [Number(action.Update.Key.id)] : [],
+      );
+    const [first, second] = sent.map(raised);
+    const neverTried = records.map(({ id }) => id).filter((id) => !first?.includes(id));
+    expect(neverTried).toHaveLength(2);
+    expect(second?.slice(0, 2).sort((a, b) => a - b)).toEqual(neverTried);
+    expect(second).toHaveLength(MAX_RAISES);
   });
 });
