@@ -1,6 +1,6 @@
 import type { Todo } from '../../lib/todos';
 import { unavailable, withRetries } from './clients';
-import type { Answered, Container, Scenario, World } from './world';
+import { answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
  * Lists of several pages while writes land (issue 39): every list is one snapshot, however many
@@ -147,6 +147,8 @@ function listsWhileWritten(shared: boolean): Scenario {
 }
 
 export const LIST_SNAPSHOTS: Readonly<Record<string, Scenario>> = {
-  'lists of several pages while records are replaced and marked': listsWhileWritten(false),
-  'lists of several pages while records are replaced and marked, from the list shared last': listsWhileWritten(true),
+  'lists of several pages while records are replaced and marked': answeringWithinRetries(listsWhileWritten(false)),
+  'lists of several pages while records are replaced and marked, from the list shared last': answeringWithinRetries(
+    listsWhileWritten(true),
+  ),
 };

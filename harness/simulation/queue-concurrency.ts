@@ -1,5 +1,5 @@
 import { idsIntact, postChecks, seededContainer, withRetries } from './clients';
-import type { Answered, Scenario } from './world';
+import { answeringWithinRetries, type Answered, type Scenario } from './world';
 import type { Todo } from '../../lib/todos';
 
 /**
@@ -42,8 +42,8 @@ function queueUnderConcurrency(containers: number, postsEach: number, keyed: boo
 
 /** The queue's scenarios, by name: four containers of four POSTs, and six of three. */
 export const QUEUE_UNDER_CONCURRENCY: Readonly<Record<string, Scenario>> = {
-  'queue: four containers, four POSTs each': queueUnderConcurrency(4, 4, false),
-  'queue: four containers, four POSTs each, keyed': queueUnderConcurrency(4, 4, true),
-  'queue: six containers, three POSTs each': queueUnderConcurrency(6, 3, false),
-  'queue: six containers, three POSTs each, keyed': queueUnderConcurrency(6, 3, true),
+  'queue: four containers, four POSTs each': answeringWithinRetries(queueUnderConcurrency(4, 4, false)),
+  'queue: four containers, four POSTs each, keyed': answeringWithinRetries(queueUnderConcurrency(4, 4, true)),
+  'queue: six containers, three POSTs each': answeringWithinRetries(queueUnderConcurrency(6, 3, false)),
+  'queue: six containers, three POSTs each, keyed': answeringWithinRetries(queueUnderConcurrency(6, 3, true)),
 };
