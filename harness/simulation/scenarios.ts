@@ -6,7 +6,7 @@ import type { Version } from '../versions';
 import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
 import type { Item } from './dynamodb';
 import { KEY_EXPIRY } from './key-expiry';
-import { LIST_SNAPSHOTS } from './list-snapshots';
+import { LIST_EDITS, LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
 import { QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
 import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
@@ -615,6 +615,7 @@ export const WORKLOADS: readonly string[] = [
   ...Object.keys(QUEUE_UNDER_CONCURRENCY),
   ...Object.keys(KEY_EXPIRY),
   ...Object.keys(LIST_SNAPSHOTS),
+  ...Object.keys(LIST_EDITS),
 ];
 
 /**
@@ -643,6 +644,7 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   ...QUEUE_UNDER_CONCURRENCY,
   ...KEY_EXPIRY,
   ...LIST_SNAPSHOTS,
+  ...LIST_EDITS,
   'workload: four containers, shared records': workload(false),
   'workload: four containers, shared records, keyed': workload(true),
   ...DEPLOYS,
