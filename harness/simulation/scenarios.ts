@@ -8,7 +8,7 @@ import type { Item } from './dynamodb';
 import { KEY_EXPIRY } from './key-expiry';
 import { LIST_EDITS, LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
-import { QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
+import { QUEUE_SEEDS_AT_MOST, QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
 import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
 import { TABLE, answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
@@ -617,6 +617,9 @@ export const WORKLOADS: readonly string[] = [
   ...Object.keys(LIST_SNAPSHOTS),
   ...Object.keys(LIST_EDITS),
 ];
+
+/** The scenarios searched with fewer random runs than asked (explore.ts, `searchScenario`), each at most this many. */
+export const SEEDS_AT_MOST: Readonly<Record<string, number>> = { ...QUEUE_SEEDS_AT_MOST };
 
 /**
  * Every scenario the simulator explores, by name. Those of one request each, and those of the modules marked so,
