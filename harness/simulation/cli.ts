@@ -14,10 +14,10 @@ import { run } from './world';
 
 /**
  * `npm run simulate`: the deterministic simulator of the DynamoDB store (docs/testing.md, "The
- * simulator"). By default, every scenario's exhaustive search to depth 3, a read's faults to 2
- * (the test's), then 1,000 random seeds each (ten times the test's), as many scenarios at once as
- * the machine has cores: a few minutes on the project's 2-core machine, within its budget of 15
- * even when other jobs load it. Each depth more is many times the scripts: 4 and 5 by flag. It
+ * simulator"). By default, every scenario's exhaustive search to depth 3, a read's faults and a
+ * connection's resets to 2 (the test's), then 1,000 random seeds each (ten times the test's), as
+ * many scenarios at once as the machine has cores: a few minutes on the project's 2-core machine,
+ * within its budget of 15 even when other jobs load it. Each depth more is many times the scripts: 4 and 5 by flag. It
  * stops at the first failure, with the command that replays it, exit 1. `--scenario NAME` for
  * one; `--depth N`; `--read-depth N`; `--seeds N`; `--jobs N`; `--script S --seed N` (or
  * `--rate R --seed N`, a workload's) replays one run and prints its trace.
@@ -31,7 +31,7 @@ scenarios: ${Object.keys(SCENARIOS).join('; ')}`;
 const OPTIONS = {
   scenario: { type: 'string' },
   depth: { type: 'string', default: '3' },
-  // A read's faults in scripts of up to this many faults (at most --depth): the test's 2.
+  // A read's faults and a reset's in scripts of up to this many faults (at most --depth): the test's 2.
   'read-depth': { type: 'string', default: '2' },
   seeds: { type: 'string', default: '1000' },
   script: { type: 'string' },

@@ -3,7 +3,7 @@ import { EXPIRES } from '../../lib/dynamodb/table';
 import type { IdempotencyClaim, TodoPatch } from '../../lib/todos';
 import { withRetries, unavailable } from './clients';
 import { TOKEN_WINDOW_MS } from './dynamodb';
-import { TABLE, type Answered, type Scenario, type World } from './world';
+import { TABLE, answeringWithinRetries, type Answered, type Scenario, type World } from './world';
 
 /**
  * An Idempotency-Key past its lifetime (issue 41, item 3). A key is kept 24 hours (lib/idempotency.ts,
@@ -125,6 +125,6 @@ const landsPastTokenWindow: Scenario = async (world) => {
 };
 
 export const KEY_EXPIRY: Readonly<Record<string, Scenario>> = {
-  'PUT, keyed, its key expiring meanwhile': keyExpires,
-  'PUT, keyed, its held copies landing past the token’s ten minutes': landsPastTokenWindow,
+  'PUT, keyed, its key expiring meanwhile': answeringWithinRetries(keyExpires),
+  'PUT, keyed, its held copies landing past the token’s ten minutes': answeringWithinRetries(landsPastTokenWindow),
 };

@@ -3,7 +3,7 @@ import { MAX_LIST_BYTES } from '../../lib/list-size';
 import { SEED_TODOS, applyPatch, createTodo, listBytes, type TodoPatch } from '../../lib/todos';
 import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
 import type { Item } from './dynamodb';
-import { TABLE, type Answered, type Scenario, type World } from './world';
+import { TABLE, answeringWithinRetries, type Answered, type Scenario, type World } from './world';
 
 /**
  * The list's two refusals on the counter (lib/dynamodb/decisions.ts): `full`, a write the list
@@ -152,6 +152,59 @@ function fullListPost(keyed: boolean, queued: boolean): Scenario {
   };
 }
 
+/** A client's own timeout: with no answer by then, it sends the request again, with its key, the first still in flight. */
+const CLIENT_TIMEOUT_MS = 1_000;
+
+/**
+ * Two attempts of one key in flight against a full list (a few bytes short of a new record). A
+ * keyed POST from a container that writes alone is refused at once, and keeps its 409 under its key
+ * (lib/dynamodb/posts.ts, `keepRefusal`); the faults start with that claim's put, so the search
+ * delays it. With no answer by the client's own timeout, the client sends the same POST with the
+ * same key again, to a new container (its first POST queues), as a DELETE of record 2 makes room:
+ * the twin is written, key and all, while the first attempt's claim is still on its way, and that
+ * claim then finds the key held by its twin. Each attempt answers what its key holds: the record,
+ * or a 409 only if no attempt wrote it.
+ */
+const twinAttempts: Scenario = async (world) => {
+  const poster = await warmContainer(world);
+  const twin = await seededContainer(world);
+  const deleter = await seededContainer(world);
+  const filler = await poster.create({ title: FILLER }, world.options());
+  fillTo(world, filler.value.id, listBytes(createTodo({ title: LATE_POST }, filler.value.id + 1)) - 1);
+  const first = world.answer(poster.create({ title: LATE_POST }, world.options(KEY, {}, poster)));
+  // Its transaction is sent at once, and refused in a few ms: the next copy of a write is its claim's put.
+  await world.wait(1);
+  world.startFaults();
+  const inTime = await Promise.race([first.then(() => true), world.wait(CLIENT_TIMEOUT_MS - 1).then(() => false)]);
+  const [again, removed] = await Promise.all([
+    inTime ? undefined : world.answer(twin.create({ title: LATE_POST }, world.options(KEY, {}, twin))),
+    world.answer(deleter.remove(2, world.options(undefined, {}, deleter))),
+  ]);
+  const answers = again === undefined ? [await first] : [await first, again];
+  return () => {
+    const stored = world.records().filter(({ title }) => title === LATE_POST);
+    const violations = [...deleteChecks(world, removed), ...idsIntact(world)];
+    if (stored.length > 1) violations.push(`POST "${LATE_POST}" stored ${stored.length} times`);
+    for (const [i, answered] of answers.entries()) {
+      const which = i === 0 ? 'the first attempt' : 'its twin';
+      if ('ok' in answered) {
+        if (JSON.stringify(answered.ok.value) !== JSON.stringify(stored[0]))
+          violations.push(`${which} answered ${JSON.stringify(answered.ok)}, stored ${JSON.stringify(stored)}`);
+      } else if (answered.failed === 'ListFull') {
+        if (stored.length > 0)
+          violations.push(
+            `${which} answered 409 (the list is full), and its key's POST is stored: ${JSON.stringify(stored[0])}`,
+          );
+      } else if (!unavailable(world, answered)) {
+        violations.push(`${which} answered ${answered.failed}`);
+      }
+    }
+    if (world.faultFree && !('failed' in (answers[0] ?? {}) && answers.length === 1))
+      violations.push(`with no fault, the first attempt answered ${JSON.stringify(answers)}, not a 409 in time`);
+    return violations;
+  };
+};
+
 /**
  * A table as the code before sizes left it: the counter with `next` alone (no `bytes`, no list
  * version), records 1 and 2 with no `size` and no version. The store counts such a record as that
@@ -195,6 +248,8 @@ export const LIST_LIMITS: Readonly<Record<string, Scenario>> = {
   'POST to a full list, a DELETE makes room': fullListPost(false, false),
   'POST to a full list, a DELETE makes room, keyed': fullListPost(true, false),
   'POST queued to a full list, a DELETE makes room, keyed': fullListPost(true, true),
-  'PUT and DELETE on a table seeded before sizes': unsizedList(false),
-  'PUT and DELETE on a table seeded before sizes, keyed': unsizedList(true),
+  'POST to a full list sent again with its key while in flight, a DELETE makes room': twinAttempts,
+  // Refused for no size, these count the list and go again: their answers are their own, as with no fault.
+  'PUT and DELETE on a table seeded before sizes': answeringWithinRetries(unsizedList(false)),
+  'PUT and DELETE on a table seeded before sizes, keyed': answeringWithinRetries(unsizedList(true)),
 };

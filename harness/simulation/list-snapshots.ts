@@ -1,6 +1,7 @@
+import { EDIT_SLOTS, editSlot } from '../../lib/dynamodb/counter';
 import type { Todo } from '../../lib/todos';
-import { unavailable, withRetries } from './clients';
-import type { Answered, Container, Scenario, World } from './world';
+import { seededContainer, unavailable, withRetries } from './clients';
+import { answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
  * Lists of several pages while writes land (issue 39): every list is one snapshot, however many
@@ -146,7 +147,52 @@ function listsWhileWritten(shared: boolean): Scenario {
   };
 }
 
+/** The two records edited in one slot of the list's version: the first made after the seed, and the next in its slot. */
+const SLOT_MATES = [3, 3 + EDIT_SLOTS] as const;
+
+/**
+ * Edits of two records in one slot of the list's version (lib/dynamodb/counter.ts, `editSlot`): the
+ * counter keeps the last record edited in each slot, so a list held since before both edits finds
+ * one record named for two edits (lib/dynamodb/list.ts, `changedSince`), and must read more than
+ * that record. A container holds the list; another PUTs the two records, one after the other (keyed,
+ * sent again after a 503); then the holding container lists: it shows each edit answered before.
+ */
+const editsInOneSlot: Scenario = async (world) => {
+  const [first, second] = SLOT_MATES;
+  if (editSlot(first) !== editSlot(second)) throw new Error(`records ${first} and ${second} are in different slots`);
+  // Made at once, in one container: one transaction writes them (lib/dynamodb/store.ts, a batch).
+  const setUp = world.container();
+  await Promise.all(Array.from({ length: second - 2 }, (_, i) => setUp.create({ title: `record ${i + 3}` })));
+  const holding = await seededContainer(world);
+  const writer = await seededContainer(world);
+  world.startFaults();
+  const edits: { at: number; id: number; title: string }[] = [];
+  for (const id of SLOT_MATES) {
+    const title = `record ${id}, edited`;
+    const put = await withRetries(world, true, () =>
+      writer.update(id, { title }, world.options(`"edit ${id}"`, {}, writer)),
+    );
+    if ('failed' in put && !unavailable(world, put)) return () => [`the PUT of record ${id} answered ${put.failed}`];
+    if ('ok' in put) edits.push({ at: world.now(), id, title });
+  }
+  const sent = world.now();
+  const listed = await world.answer(holding.list());
+  return () => {
+    if ('failed' in listed) return unavailable(world, listed) ? [] : [`the list answered ${listed.failed}`];
+    return edits
+      .filter(({ at, id, title }) => at <= sent && titleIn(listed.ok, id) !== title)
+      .map(({ at, id }) => `a list sent at ${sent} ms did not show the edit of record ${id}, answered at ${at} ms`);
+  };
+};
+
 export const LIST_SNAPSHOTS: Readonly<Record<string, Scenario>> = {
-  'lists of several pages while records are replaced and marked': listsWhileWritten(false),
-  'lists of several pages while records are replaced and marked, from the list shared last': listsWhileWritten(true),
+  'lists of several pages while records are replaced and marked': answeringWithinRetries(listsWhileWritten(false)),
+  'lists of several pages while records are replaced and marked, from the list shared last': answeringWithinRetries(
+    listsWhileWritten(true),
+  ),
+};
+
+/** A list held over edits in one slot: a few requests, searched as a single request is (not a workload). */
+export const LIST_EDITS: Readonly<Record<string, Scenario>> = {
+  'a list held while two records of one slot are edited': answeringWithinRetries(editsInOneSlot),
 };

@@ -13,6 +13,7 @@ import { claimKey } from '../../lib/dynamodb/claims';
 import { outcomeKey } from '../../lib/dynamodb/queue';
 import { COUNTER_KEY, TODO_PARTITION } from '../../lib/dynamodb/table';
 import type { BeginOptions, SimulatedDynamoDb } from './dynamodb';
+import { ConnectionReset } from './socket';
 
 /**
  * The network between the store's containers and the simulated DynamoDB, owned by the
@@ -41,7 +42,7 @@ export type RoleKind = (typeof ROLE_KINDS)[number];
 export const ACTION_ROLES = ['counter', 'record', 'claim', 'intent', 'outcome'] as const satisfies readonly RoleKind[];
 export type ActionRole = (typeof ACTION_ROLES)[number];
 
-/** What can happen to one copy (docs/testing.md, "The simulator"): the first eight to a write's, the others to a read's. */
+/** What can happen to one copy (docs/testing.md, "The simulator"): the first ten to a write's, the others to a read's. */
 export type Fault =
   /** Held in the network: it reaches DynamoDB later (see Step.landsAfter), and its answer never comes. */
   | 'held'
@@ -62,6 +63,13 @@ export type Fault =
   | 'in progress'
   | '500 before'
   | '500 after'
+  /**
+   * The connection reset once the copy was sent (ECONNRESET), before it reached DynamoDB: not
+   * applied, and the client hears it at once, no timeout.
+   */
+  | 'reset before'
+  /** Applied, and the connection reset as its answer came back, mid-answer (ECONNRESET, EPIPE): the client has half a body. */
+  | 'reset after'
   /** A read with no answer: it changes nothing, so whether it reached DynamoDB does not matter. */
   | 'read timeout'
   /** A read's ProvisionedThroughputExceededException. */
@@ -81,6 +89,8 @@ export const WRITE_FAULTS: readonly Fault[] = [
   'in progress',
   '500 before',
   '500 after',
+  'reset before',
+  'reset after',
 ];
 export const READ_FAULTS: readonly Fault[] = [
   'read timeout',
@@ -252,6 +262,20 @@ class Reply {
     );
   }
 
+  /** The connection reset in `ms`: before any answer, or `midAnswer`, with the head and part of this answer's body read. */
+  resetIn(ms: number, midAnswer?: Answer): void {
+    if (this.signal.aborted) return;
+    this.#timers.push(
+      this.runtime.after(ms, () => {
+        this.note(
+          midAnswer ? `connection reset mid-answer (${midAnswer.status} ${errorName(midAnswer)})` : 'connection reset',
+        );
+        this.#settle();
+        this.reject(new ConnectionReset(midAnswer && { status: midAnswer.status, text: midAnswer.body }));
+      }),
+    );
+  }
+
   timeoutIn(ms: number): void {
     this.#timers.push(
       this.runtime.after(ms, () => {
@@ -375,6 +399,15 @@ export class Network {
         arrive((answered) => {
           reply.note(`applied as ${answered.status}, answered 500`);
           reply.answerIn(LEG_MS, internalError());
+        });
+        return;
+      case 'reset before':
+        reply.resetIn(LEG_MS);
+        return;
+      case 'reset after':
+        arrive((answered) => {
+          reply.note(`applied as ${answered.status}`);
+          reply.resetIn(LEG_MS, answered);
         });
         return;
       case 'page cut':

@@ -6,11 +6,11 @@ import type { Version } from '../versions';
 import { nonLinearizableRecords, type Fields, type Timed } from '../record-model';
 import type { Item } from './dynamodb';
 import { KEY_EXPIRY } from './key-expiry';
-import { LIST_SNAPSHOTS } from './list-snapshots';
+import { LIST_EDITS, LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
-import { QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
+import { QUEUE_SEEDS_AT_MOST, QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
 import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
-import { TABLE, type Answered, type Container, type Scenario, type World } from './world';
+import { TABLE, answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
  * The requests the simulator explores, one scenario each (docs/testing.md, "The simulator"): a
@@ -265,15 +265,17 @@ function workload(keyed: boolean): Scenario {
  * priority, a PUT (plain, with If-Match, keyed) of a record the other version may have made, a
  * read, a DELETE now and then. When the POSTs switch, containers of both versions POST at once
  * with a counter another container moved, so a queue forms whose head commits POSTs of the other
- * version; and a keyed POST and a keyed PUT answered by the old version are sent again, with their
- * keys, to the new one: each must replay, not be refused (422) or written twice.
+ * version; and a keyed POST and a keyed PUT (of a record the new version wrote) answered by the old
+ * version are sent again, with their keys, to the new one: each must replay, not be refused (422) or
+ * written twice, and show the record as first answered and stored, in every field it shows.
  *
  * What every run checks, besides the table's invariants after each step (invariants.ts: no stored
  * field lost, the list's size a recount of the records' sizes): each record's history is
  * linearizable, on every field (harness/record-model.ts); every field a 201 answered is on the
  * record at the end (a PUT may have changed the fields it named); no id given without its record
  * but a deleted one's; each record's stored size covers the answer of the version that serves the
- * list at the end; the keyed requests sent again replayed; with no fault, every request succeeded.
+ * list at the end; the keyed requests sent again replayed their first answers (`replayChecks`); with
+ * no fault, every request succeeded.
  */
 
 /** The five functions, by what they do: a deploy switches each on its own. */
@@ -328,7 +330,24 @@ interface DeployLog {
   /** Each container's version. */
   readonly versionOf: Map<Container, Version>;
   /** Keyed requests sent again to the other version, each with its first and its second answer. */
-  readonly resent: { readonly label: string; readonly first: Answered<unknown>; readonly again: Answered<unknown> }[];
+  readonly resent: Resent[];
+}
+
+/** A keyed request sent again to the other version: its answers, and its record as stored when first answered. */
+interface Resent {
+  readonly label: string;
+  readonly first: Answered<unknown>;
+  readonly again: Answered<unknown>;
+  /** The version that answered it again. */
+  readonly againBy: Version;
+  /** The item of the record the first answer named, as stored then: what its key's claim keeps. */
+  readonly stored: Item | undefined;
+}
+
+/** The item of the record `answered` names, as stored now. */
+function storedItem(world: World, answered: Answered<unknown>): Item | undefined {
+  const id = recordIn(answered)?.id;
+  return world.dynamodb.items(TABLE).find((item) => item.pk === 'TODO' && item.id === id);
 }
 
 /** The record an answer carries: a 201's or a PUT's (a Written), or a GET's. */
@@ -439,6 +458,7 @@ async function switchPosts(world: World, deployment: Deployment, log: DeployLog,
   const keyed = { method: 'POST', asked: { title: `deploy, keyed in round ${round}`, priority: 'high' } } as const;
   const key = `"post, round ${round}"`;
   const first = await sendOn(world, log, deployment.container('create'), keyed, { key });
+  const stored = storedItem(world, first.answered);
   const burst = [
     deployment.container('create', round + 1, from),
     deployment.container('create', round + 1, to),
@@ -460,15 +480,19 @@ async function switchPosts(world: World, deployment: Deployment, log: DeployLog,
       }),
     ),
   );
-  log.resent.push({ label: `POST ${key}`, first: first.answered, again: (await again).answered });
+  log.resent.push({ label: `POST ${key}`, first: first.answered, again: (await again).answered, againBy: to, stored });
 }
 
-/** The switch of the PUTs: a keyed PUT answered by the old version is sent again with its key to the new one. */
+/**
+ * The switch of the PUTs: a keyed PUT answered by the old version is sent again with its key to the new one, to a
+ * record the new version wrote if there is one (its fields the old version does not know: the replay shows them).
+ */
 async function switchPuts(world: World, deployment: Deployment, log: DeployLog, to: Version, round: number) {
-  const id = log.history
+  const written = log.history
     .filter((timed) => timed.method === 'POST' && timed.status === 201)
-    .map((timed) => (JSON.parse(timed.body) as Todo).id)
-    .find((candidate) => !log.deleted.has(candidate));
+    .filter((timed) => !log.deleted.has((JSON.parse(timed.body) as Todo).id));
+  const byNew = written.filter((timed) => log.versions.get(timed) === to);
+  const id = [...byNew, ...written].map((timed) => (JSON.parse(timed.body) as Todo).id).at(0);
   if (id === undefined) {
     deployment.switch('update', to);
     return;
@@ -476,9 +500,10 @@ async function switchPuts(world: World, deployment: Deployment, log: DeployLog, 
   const key = `"put across, round ${round}"`;
   const request = { method: 'PUT', id, asked: { title: `deploy, keyed put in round ${round}` } } as const;
   const first = await sendOn(world, log, deployment.container('update'), request, { key });
+  const stored = storedItem(world, first.answered);
   deployment.switch('update', to);
   const again = await sendOn(world, log, deployment.container('update'), request, { key });
-  log.resent.push({ label: `PUT ${key}`, first: first.answered, again: again.answered });
+  log.resent.push({ label: `PUT ${key}`, first: first.answered, again: again.answered, againBy: to, stored });
 }
 
 /** A deploy through `versions` (N→N+1, N+1→N, or N→N+1→N, a rollback), one function at a time. */
@@ -566,21 +591,7 @@ function deployChecks(world: World, log: DeployLog, listedBy: Version, lastList:
         `record ${String(item.id)} is stored with size ${String(item.size)}, its answer takes ${answers} bytes (${listedBy})`,
       );
   }
-  for (const { label, first, again } of log.resent) {
-    const was = recordIn(first);
-    if (was === undefined) continue;
-    const now = recordIn(again);
-    const replayed =
-      'ok' in again &&
-      typeof again.ok === 'object' &&
-      again.ok !== null &&
-      'replayed' in again.ok &&
-      again.ok.replayed === true;
-    if (now?.id !== was.id || !replayed)
-      violations.push(
-        `${label}, answered ${JSON.stringify(first)}, answered ${JSON.stringify(again)} when sent again to the other version`,
-      );
-  }
+  for (const resent of log.resent) violations.push(...replayChecks(resent));
   if (world.faultFree) {
     for (const timed of log.history) {
       const fine = [200, 201, 404].includes(timed.status) || (timed.status === 412 && log.acrossVersions.has(timed));
@@ -588,6 +599,34 @@ function deployChecks(world: World, log: DeployLog, listedBy: Version, lastList:
     }
   }
   return violations;
+}
+
+/**
+ * A keyed request sent again to the other version replays its first answer (docs/design.md, "Keys and tags across
+ * versions"): the record as its key's claim kept it, shown in the replaying version's contract. So every field the
+ * replay shows is the first answer's where that answer shows it too, and as stored when it was answered where only
+ * the replaying version knows it (a field the other version wrote, kept by the first version's write).
+ */
+function replayChecks({ label, first, again, againBy, stored }: Resent): string[] {
+  const was = recordIn(first);
+  if (was === undefined) return [];
+  const now = recordIn(again);
+  const replayed =
+    'ok' in again && typeof again.ok === 'object' && again.ok !== null && 'replayed' in again.ok && again.ok.replayed;
+  const sent = `${label}, answered ${JSON.stringify(first)}, answered ${JSON.stringify(again)} when sent again to the other version`;
+  if (now?.id !== was.id || replayed !== true) return [sent];
+  if (stored === undefined) return [`${sent}, and its record was not stored when first answered`];
+  const expected: Readonly<Record<string, unknown>> = { ...VIEWS[againBy].read(stored) };
+  const firstShown: Readonly<Record<string, unknown>> = { ...was };
+  const shown: Readonly<Record<string, unknown>> = { ...now };
+  const fields = [...new Set([...Object.keys(expected), ...Object.keys(shown)])];
+  const differ = fields.filter((field) => {
+    const want = field in firstShown ? firstShown[field] : expected[field];
+    return !(field in expected) || JSON.stringify(shown[field]) !== JSON.stringify(want);
+  });
+  return differ.length === 0
+    ? []
+    : [`${sent}: ${differ.join(', ')} not as first answered and stored (${JSON.stringify(stored)})`];
 }
 
 /** The deploys the simulator explores: both orders, and a rollback. */
@@ -615,29 +654,39 @@ export const WORKLOADS: readonly string[] = [
   ...Object.keys(QUEUE_UNDER_CONCURRENCY),
   ...Object.keys(KEY_EXPIRY),
   ...Object.keys(LIST_SNAPSHOTS),
+  ...Object.keys(LIST_EDITS),
 ];
 
-/** Every scenario the simulator explores, by name. */
+/** The scenarios searched with fewer random runs than asked (explore.ts, `searchScenario`), each at most this many. */
+export const SEEDS_AT_MOST: Readonly<Record<string, number>> = { ...QUEUE_SEEDS_AT_MOST };
+
+/**
+ * Every scenario the simulator explores, by name. Those of one request each, and those of the modules marked so,
+ * answer every request when the client's retries cover the script's faults (retries.ts): not the full list's, where
+ * a copy held past a refusal makes a 503 the honest answer, nor the workloads and deploys, whose faults are drawn
+ * at a rate and whose checks read statuses of their own.
+ */
 export const SCENARIOS: Readonly<Record<string, Scenario>> = {
-  'POST alone': post(false),
-  'POST alone, keyed': post(true),
-  'POST batched': batched(false),
-  'POST batched, keyed': batched(true),
-  'POST queued behind a stalled head': queued(false),
-  'POST queued behind a stalled head, keyed': queued(true),
-  'POST of a big request queued behind a stalled head': queued(false, true),
-  'POST of a big request queued behind a stalled head, keyed': queued(true, true),
-  PUT: put(false, false),
-  'PUT, keyed': put(true, false),
-  'PUT with If-Match': put(false, true),
-  'PUT with If-Match, keyed': put(true, true),
-  DELETE: remove(false),
-  'DELETE, keyed': remove(true),
-  seed,
+  'POST alone': answeringWithinRetries(post(false)),
+  'POST alone, keyed': answeringWithinRetries(post(true)),
+  'POST batched': answeringWithinRetries(batched(false)),
+  'POST batched, keyed': answeringWithinRetries(batched(true)),
+  'POST queued behind a stalled head': answeringWithinRetries(queued(false)),
+  'POST queued behind a stalled head, keyed': answeringWithinRetries(queued(true)),
+  'POST of a big request queued behind a stalled head': answeringWithinRetries(queued(false, true)),
+  'POST of a big request queued behind a stalled head, keyed': answeringWithinRetries(queued(true, true)),
+  PUT: answeringWithinRetries(put(false, false)),
+  'PUT, keyed': answeringWithinRetries(put(true, false)),
+  'PUT with If-Match': answeringWithinRetries(put(false, true)),
+  'PUT with If-Match, keyed': answeringWithinRetries(put(true, true)),
+  DELETE: answeringWithinRetries(remove(false)),
+  'DELETE, keyed': answeringWithinRetries(remove(true)),
+  seed: answeringWithinRetries(seed),
   ...LIST_LIMITS,
   ...QUEUE_UNDER_CONCURRENCY,
   ...KEY_EXPIRY,
   ...LIST_SNAPSHOTS,
+  ...LIST_EDITS,
   'workload: four containers, shared records': workload(false),
   'workload: four containers, shared records, keyed': workload(true),
   ...DEPLOYS,

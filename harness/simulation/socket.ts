@@ -14,7 +14,26 @@ import type { Runtime } from '../../lib/runtime';
  * A socket is new (it connects, in `connectMs`) when every one the container has is busy, and
  * kept alive after an answer read whole; one whose request was destroyed (a timeout, an abort)
  * is closed, as node's agent closes it.
+ *
+ * A connection may also be reset once a copy was sent (`carry` rejects with ConnectionReset), as
+ * real ones are (a peer or a load balancer gone, ECONNRESET, EPIPE): before any answer, node's
+ * request emits an ECONNRESET error; mid-answer, its answer emits one after part of the body,
+ * and the request closes with the answer incomplete. The socket is closed.
  */
+
+/** What `carry` rejects with for a connection reset after the copy was sent: `midAnswer`, once this answer's head came. */
+export class ConnectionReset extends Error {
+  override readonly name = 'ConnectionReset';
+
+  constructor(readonly midAnswer?: { readonly status: number; readonly text: string }) {
+    super(midAnswer ? 'the connection was reset mid-answer' : 'the connection was reset');
+  }
+}
+
+/** The error node:http gives for a connection the peer reset: `read ECONNRESET`, code ECONNRESET. */
+function econnreset(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ECONNRESET', errno: -104, syscall: 'read' });
+}
 
 export interface SimulatedSockets {
   /** The container's clock: the transport's timeouts and signature run on it. */
@@ -54,6 +73,13 @@ class SimulatedAnswer extends EventEmitter implements IncomingAnswer {
     this.emit('data', Buffer.from(text));
     this.complete = true;
     this.emit('end');
+  }
+
+  /** Part of the body, then the connection reset: node's IncomingMessage emits 'aborted', then an ECONNRESET error. */
+  cutOff(text: string): void {
+    this.emit('data', Buffer.from(text.slice(0, Math.floor(text.length / 2))));
+    this.emit('aborted');
+    this.emit('error', econnreset('aborted'));
   }
 }
 
@@ -116,8 +142,13 @@ class SimulatedRequest extends EventEmitter implements OutgoingRequest {
             this.#answer(socket, answer.status, JSON.stringify(answer.body));
           });
         },
-        // No answer is coming (or the request was destroyed): the socket stays silent.
-        () => undefined,
+        // A reset is heard on the socket; otherwise no answer is coming (or the request was destroyed): silence.
+        (error: unknown) => {
+          if (!(error instanceof ConnectionReset)) return;
+          this.#after(legMs, () => {
+            this.#reset(error);
+          });
+        },
       );
     });
   }
@@ -128,6 +159,21 @@ class SimulatedRequest extends EventEmitter implements OutgoingRequest {
     answer.deliver(text);
     this.emit('close');
     this.idle.push(socket);
+  }
+
+  /** The connection reset: the request fails, before its answer or mid-answer; the socket is not kept. */
+  #reset({ midAnswer }: ConnectionReset): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    if (midAnswer === undefined) {
+      this.emit('error', econnreset('read ECONNRESET'));
+      this.emit('close');
+      return;
+    }
+    const answer = new SimulatedAnswer(midAnswer.status, { date: new Date(this.sockets.awsNow()).toUTCString() });
+    this.emit('response', answer);
+    answer.cutOff(midAnswer.text);
+    this.emit('close');
   }
 
   /** Runs `then` after `ms`, at once for 0, unless the request is destroyed meanwhile. */

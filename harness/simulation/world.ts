@@ -17,6 +17,7 @@ import { CLOCK_BOUND, drawClock, readingOf, type ClockBound, type ContainerClock
 import { SimulatedDynamoDb } from './dynamodb';
 import { Invariants } from './invariants';
 import { Network, type FaultedCopies, type Faults, type Step } from './network';
+import { coveredByRetries } from './retries';
 import { simulatedWire } from './socket';
 
 /**
@@ -55,6 +56,11 @@ export interface WorldOptions {
    * sees of DynamoDB, the network included), half on the way out and half on the way back.
    */
   readonly latency?: 'fixed' | 'aws';
+  /**
+   * Every request the scenario sends must be answered, not 503 (nor 409 for a key in flight), when
+   * the client's retries cover its script's faults (retries.ts, `coveredByRetries`), as with no fault.
+   */
+  readonly answersWithinRetries?: boolean;
 }
 
 /** What a scenario's client was answered. */
@@ -99,6 +105,12 @@ export interface World {
   stopFaults(): void;
   /** True when the script has no fault: then every request must succeed (a 503 is a violation too). */
   readonly faultFree: boolean;
+  /**
+   * True with no fault, or when the scenario answers within the client's retries
+   * (WorldOptions.answersWithinRetries) and they cover the script's faults: then no request may
+   * answer 503, or 409 for a key in flight (clients.ts, `unavailable`), nor is one sent again.
+   */
+  readonly mustAnswer: boolean;
 }
 
 /**
@@ -110,6 +122,11 @@ export type Scenario = ((world: World) => Promise<() => string[]>) & { readonly 
 /** `scenario` in a world made with `options` (over its own). */
 export function withOptions(options: WorldOptions, scenario: Scenario): Scenario {
   return Object.assign((world: World) => scenario(world), { options: { ...scenario.options, ...options } });
+}
+
+/** `scenario`, whose every request must be answered when the client's retries cover its faults (WorldOptions). */
+export function answeringWithinRetries(scenario: Scenario): Scenario {
+  return withOptions({ answersWithinRetries: true }, scenario);
 }
 
 export interface RunResult {
@@ -193,7 +210,8 @@ export async function run(
   function containerRuntime(): Runtime {
     return runtimeOf(clock, random, readingOf(clocks(), runtime.now));
   }
-  const world = worldOn({ dynamodb, network, runtime, containerRuntime, latency, stores }, drawn);
+  const mustAnswer = options.answersWithinRetries === true && coveredByRetries(drawn);
+  const world = worldOn({ dynamodb, network, runtime, containerRuntime, latency, stores }, drawn, mustAnswer);
   const ran = await runToEnd(clock, world, scenario, network);
   return { ...ran, violations: [...invariants.violations, ...ran.violations] };
 }
@@ -263,10 +281,11 @@ function readingAt<T>(now: number, read: () => T): T {
   }
 }
 
-function worldOn(parts: Parts, faults: Faults): World {
+function worldOn(parts: Parts, faults: Faults, withinRetries: boolean): World {
   const { dynamodb, network, runtime, containerRuntime, stores } = parts;
   const clockOf = new WeakMap<Container, () => number>();
   let waited = 0;
+  const faultFree = 'rate' in faults ? faults.rate === 0 : faults.length === 0;
   return {
     dynamodb,
     container: ({ version = 'current', pageSize, sharedAfterBytes } = {}) => {
@@ -317,7 +336,8 @@ function worldOn(parts: Parts, faults: Faults): World {
     stopFaults: () => {
       network.startFaults([]);
     },
-    faultFree: 'rate' in faults ? faults.rate === 0 : faults.length === 0,
+    faultFree,
+    mustAnswer: faultFree || withinRetries,
   };
 }
 
