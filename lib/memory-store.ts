@@ -168,8 +168,6 @@ export const readList: TodoStore['readList'] = (_deadline, held) => {
   return now(held?.(tag) ? { tag } : { tag, todos: [...todos.values()] });
 };
 
-export const list: TodoStore['list'] = () => now([...todos.values()]);
-
 export const get: TodoStore['get'] = (id) => now(todos.get(id));
 
 export const create: TodoStore['create'] = (request, { claim }: WriteOptions = {}) =>
@@ -224,4 +222,4 @@ export const kept: TodoStore['kept'] = (claim) => {
 };
 
 /** The memory store as one TodoStore, for whatever takes a whole store (the tests, the bench). */
-export const memoryStore: TodoStore = { readList, list, get, create, update, remove, kept };
+export const memoryStore: TodoStore = { readList, get, create, update, remove, kept };

@@ -223,8 +223,6 @@ export interface TodoStore {
    * true (the caller holds the list with that tag: If-None-Match), the answer is the tag alone.
    */
   readList(deadline?: Deadline, held?: (tag: string) => boolean): Promise<TodoList>;
-  /** The list's records, as `readList` reads them. */
-  list(deadline?: Deadline): Promise<Todo[]>;
   get(id: number, deadline?: Deadline): Promise<Todo | undefined>;
   /** The record is `createTodo(request, id)` with the next id. */
   create(request: NewTodo, options?: WriteOptions): Promise<Written<Todo>>;

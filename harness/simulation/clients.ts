@@ -36,7 +36,7 @@ export function unavailable(world: World, answered: { readonly failed: string })
 /** The seeded table, and a container that has seen it: set-up, with no faults. */
 export async function seededContainer(world: World): Promise<Container> {
   const container = world.container();
-  await container.list();
+  await listOf(container);
   return container;
 }
 
@@ -76,4 +76,9 @@ export function postChecks(world: World, title: string, answered: Answered<{ val
   }
   if (!unavailable(world, answered)) return [`POST "${title}" answered ${answered.failed}`];
   return stored.length > 1 ? [`POST "${title}" answered 503, stored ${stored.length} times`] : [];
+}
+
+/** The records a list of `container` answers, in list order: what a GET /todos shows. */
+export async function listOf(container: Container, deadline?: number): Promise<Todo[]> {
+  return [...((await container.readList(deadline)).todos ?? [])];
 }

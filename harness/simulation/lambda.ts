@@ -8,6 +8,7 @@ import { drawClock, readingOf, type ClockBound } from './clocks';
 import type { EventClock } from './event-clock';
 import type { TimedDynamoDb } from './timed-dynamodb';
 import { TABLE, uuidFrom } from './world';
+import { listOf } from './clients';
 
 /**
  * A deployed stage in simulated time: API Gateway's stage throttle in front, each function a
@@ -356,7 +357,7 @@ export class SimulatedStage {
           await store.create({ title: request.title }, { deadline });
           return 201;
         case 'GET /todos': {
-          const todos = await store.list(deadline);
+          const todos = await listOf(store, deadline);
           await container.compute(todos.length * CPU_MS_PER_LISTED_RECORD);
           return 200;
         }

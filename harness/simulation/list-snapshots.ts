@@ -1,6 +1,6 @@
 import { EDIT_SLOTS, editSlot } from '../../lib/dynamodb/counter';
 import type { Todo } from '../../lib/todos';
-import { seededContainer, unavailable, withRetries } from './clients';
+import { listOf, seededContainer, unavailable, withRetries } from './clients';
 import { answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
@@ -131,7 +131,7 @@ function listsWhileWritten(shared: boolean): Scenario {
     async function listing(next: () => Container, times: number): Promise<void> {
       for (let i = 0; i < times; i++) {
         const sent = world.now();
-        lists.push({ sent, listed: await world.answer(next().list()) });
+        lists.push({ sent, listed: await world.answer(listOf(next())) });
       }
     }
     await Promise.all([
@@ -176,7 +176,7 @@ const editsInOneSlot: Scenario = async (world) => {
     if ('ok' in put) edits.push({ at: world.now(), id, title });
   }
   const sent = world.now();
-  const listed = await world.answer(holding.list());
+  const listed = await world.answer(listOf(holding));
   return () => {
     if ('failed' in listed) return unavailable(world, listed) ? [] : [`the list answered ${listed.failed}`];
     return edits

@@ -9,7 +9,16 @@ import { KEY_EXPIRY } from './key-expiry';
 import { LIST_EDITS, LIST_SNAPSHOTS } from './list-snapshots';
 import { LIST_LIMITS } from './list-limits';
 import { QUEUE_SEEDS_AT_MOST, QUEUE_UNDER_CONCURRENCY } from './queue-concurrency';
-import { KEY, idsIntact, postChecks, seededContainer, unavailable, warmContainer, withRetries } from './clients';
+import {
+  KEY,
+  idsIntact,
+  listOf,
+  postChecks,
+  seededContainer,
+  unavailable,
+  warmContainer,
+  withRetries,
+} from './clients';
 import { TABLE, answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
 
 /**
@@ -141,7 +150,7 @@ function remove(keyed: boolean): Scenario {
 /** Two containers start on an empty table at once: seeded once, records 1 and 2 and the counter at 3. */
 const seed: Scenario = async (world) => {
   world.startFaults();
-  const lists = await Promise.all([world.answer(world.container().list()), world.answer(world.container().list())]);
+  const lists = await Promise.all([world.answer(listOf(world.container())), world.answer(listOf(world.container()))]);
   return () => {
     const records = world.records();
     const violations = idsIntact(world);
@@ -201,7 +210,7 @@ async function exchange(world: World, container: Container, request: Request, ke
     if (method === 'POST') return container.create(asked as unknown as NewTodo, options);
     if (method === 'PUT') return container.update(id, asked, options);
     if (method === 'DELETE') return container.remove(id, options);
-    return id === 0 ? container.list() : container.get(id);
+    return id === 0 ? listOf(container) : container.get(id);
   }
   const start = world.now();
   const answered = await withRetries(world, key !== undefined, send);
@@ -372,7 +381,7 @@ async function sendOn(
     if (method === 'POST') return container.create(asked as unknown as NewTodo, writeOptions);
     if (method === 'PUT') return container.update(id, asked, writeOptions);
     if (method === 'DELETE') return container.remove(id, writeOptions);
-    return id === 0 ? container.list() : container.get(id);
+    return id === 0 ? listOf(container) : container.get(id);
   }
   const start = world.now();
   const answered = await withRetries(world, key !== undefined, send);
@@ -465,7 +474,7 @@ async function switchPosts(world: World, deployment: Deployment, log: DeployLog,
     deployment.container('create', round + 2, from),
   ];
   // Each reads the counter (its seed) before the round's POST moves it.
-  await Promise.all(burst.map((container) => world.answer(container.list())));
+  await Promise.all(burst.map((container) => world.answer(listOf(container))));
   await sendOn(world, log, deployment.container('create'), {
     method: 'POST',
     asked: { title: `deploy, before the queue in round ${round}`, priority: 'high' },
@@ -519,7 +528,7 @@ function deploy(versions: readonly Version[]): Scenario {
       resent: [],
     };
     const deployment = new Deployment(world, initial, log.versionOf);
-    await deployment.container('list').list();
+    await listOf(deployment.container('list'));
     world.startFaults();
     let round = 0;
     await deployRound(world, deployment, log, round++);

@@ -128,10 +128,6 @@ export class DynamoDbTodoStore implements TodoStore {
     });
   }
 
-  async list(deadline?: Deadline): Promise<Todo[]> {
-    return [...((await this.readList(deadline)).todos ?? [])];
-  }
-
   get(id: number, deadline?: Deadline): Promise<Todo | undefined> {
     return this.#call(deadline, async (signal) => {
       const item = await getItem(this.#table, todoKey(id), signal);

@@ -16,6 +16,7 @@ import {
 import { ALPHABET, type Step } from '../../harness/simulation/network';
 import { DEPLOYS, SCENARIOS } from '../../harness/simulation/scenarios';
 import { run, type Answered, type RunResult, type Scenario } from '../../harness/simulation/world';
+import { listOf } from '../../harness/simulation/clients';
 
 /**
  * The deterministic simulator (harness/simulation/, docs/testing.md "The simulator"): the DynamoDB
@@ -193,7 +194,7 @@ describe('the simulator', () => {
     const answers: Answered<unknown>[] = [];
     const keyedPut: Scenario = async (world) => {
       const container = world.container();
-      await container.list();
+      await listOf(container);
       world.startFaults();
       answers.push(await world.answer(container.update(1, { title: 'contended' }, world.options('"a key"'))));
       return () => [];
