@@ -131,7 +131,8 @@ function counterFound(found: Counter | undefined, action: TransactItem): Meaning
 export interface Share {
   readonly who: string;
   readonly claim: IdempotencyClaim | undefined;
-  readonly bytes: (id: number) => number;
+  /** Its record's bytes in the list at an id; none for a write of no record (the claim of a POST settled before). */
+  readonly bytes?: (id: number) => number;
 }
 
 /** A write the cancellation answers: its key's replay (a refusal too), KeyReused (422), ListFull (409), or done (answered elsewhere). */
@@ -207,6 +208,7 @@ function refuseWhatDoesNotFit(
   let room = limit - (counter.bytes ?? 0);
   let id = counter.next;
   for (const { who, bytes } of shares) {
+    if (bytes === undefined) continue;
     const size = bytes(id);
     if (size <= room) {
       room -= size;

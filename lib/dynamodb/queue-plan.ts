@@ -218,13 +218,21 @@ export function recentAfter(plan: CommitPlan): Record<string, number> {
 /** The roles of a commit's actions: the counter, and each intent's record, claim, intent and outcome by its uuid. */
 export type CommitRole = 'counter' | `record ${string}` | `claim ${string}` | `intent ${number}` | `outcome ${string}`;
 
-/** Each written intent's share of a cancelled commit, for `decide`: its uuid, its key, its bytes in the list. */
+/**
+ * Each intent's share of a cancelled commit, for `decide`: its uuid and its key; a written one's bytes in the list. A
+ * settled one with a key is there too, with no bytes: its claim of a 409 may meet the claim of its own twin, a copy of
+ * its request sent again meanwhile, whose answer it then replays (without it, `decide` read that claim as no one's,
+ * and the same commit went again and again, at once, to its deadline).
+ */
 export function commitShares(plan: CommitPlan): Share[] {
-  return plan.writes.map(({ intent }) => ({
-    who: intent.uuid,
-    claim: intent.payload.claim,
-    bytes: (id) => recordFor(intent, id).bytes,
-  }));
+  return [
+    ...plan.writes.map(({ intent }) => ({
+      who: intent.uuid,
+      claim: intent.payload.claim,
+      bytes: (id: number) => recordFor(intent, id).bytes,
+    })),
+    ...plan.settledIntents.flatMap(({ uuid, payload: { claim } }) => (claim ? [{ who: uuid, claim }] : [])),
+  ];
 }
 
 /** After a cancellation (decisions.ts): settled POSTs' outcomes for the next commit from that read; done, dropped. */

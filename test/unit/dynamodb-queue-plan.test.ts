@@ -16,6 +16,7 @@ import {
   takenNext,
   type CommitPlan,
   type CommitRole,
+  type Decided,
   type Payload,
   type QueuedIntent,
   type Look,
@@ -345,6 +346,22 @@ describe('decide, for the queue: what a cancelled commit means', () => {
       'Put' in action && String(action.Put.Item.pk).startsWith('KEY#') ? [action.Put.Item] : [],
     );
     expect(claims).toEqual([expect.objectContaining({ pk: 'KEY#k1', listFull: true })]);
+  });
+
+  it('settles a refused intent whose claim of its 409 meets its own twin’s claim: it replays the twin’s answer, not again as it was', () => {
+    const full = { next: 7, bytes: MAX_LIST_BYTES - 10 };
+    const key = claim('twin');
+    const queue = [intent('a', 2), intent('b', 1, 0, { request: { title: 'refused, then sent again' }, claim: key })];
+    // b was refused for no room: this commit claims its key for the 409. Meanwhile its request, sent again from another
+    // container with the same key, claimed it first and was written when a DELETE made room.
+    const refusedB: Decided = { settled: new Map([['b', { refused: 'full' }]]), done: new Set() };
+    const plan = planCommit(full, queue, 'a', NOW, refusedB);
+    const twin = createTodo({ title: 'refused, then sent again' }, 6);
+    const verdict = verdictOf(plan, { 'claim b': failed(keptClaim(key, twin)) });
+    expect(verdict).toEqual({
+      kind: 'again',
+      decided: { settled: new Map([['b', { todo: twin, replayed: true }]]), done: new Set() },
+    });
   });
 
   it('says unexplained when no reason it knows is there', () => {
