@@ -15,7 +15,7 @@ export interface Pacing {
    * Whether a container's POST queues, rather than be written alone from the counter `view` knows; asked again when
    * the counter moved under a POST alone (no: it writes again from the counter as it is now).
    */
-  queues(view: QueueView, now: number): boolean;
+  readonly queues: (view: QueueView, now: number) => boolean;
   /** How long before its deadline a queued POST takes itself back, so as to answer in time. */
   readonly retractBeforeMs: number;
   /**
@@ -24,17 +24,22 @@ export interface Pacing {
    */
   readonly headLeaseMs: number;
   /** A waiting POST's pace once a look shows it behind `head`: what its later decisions read. */
-  afterLook(pace: QueuePace | undefined, head: Intent, counter: Counter, now: number): QueuePace;
+  readonly afterLook: (pace: QueuePace | undefined, head: Intent, counter: Counter, now: number) => QueuePace;
   /**
    * Whether, at that pace, `mine` can be written within `msLeft`: it stays; it looks closer first (reads the queue's
    * first intents: `QueuePace.inNextCommit` then says whether the next commit takes it); or it is out of reach and
    * takes itself back now rather than at its deadline.
    */
-  reach(pace: QueuePace, mine: Intent, msLeft: number): 'stays' | 'look closer' | 'out of reach';
+  readonly reach: (pace: QueuePace, mine: Intent, msLeft: number) => 'stays' | 'look closer' | 'out of reach';
   /** The pause before a waiting POST's next look, with the head still for `headStillForMs`. */
-  pauseBeforeLook(view: QueueView, pace: QueuePace | undefined, mine: Intent, headStillForMs: number): number;
+  readonly pauseBeforeLook: (
+    view: QueueView,
+    pace: QueuePace | undefined,
+    mine: Intent,
+    headStillForMs: number,
+  ) => number;
   /** How long a commit takes here, as known after one that took `tookMs`. */
-  commitMs(view: QueueView, tookMs: number): number;
+  readonly commitMs: (view: QueueView, tookMs: number) => number;
 }
 
 /** What a container knows of the queue between its POSTs: the facts its pacing decides from. */
