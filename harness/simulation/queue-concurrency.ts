@@ -1,6 +1,6 @@
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { idsIntact, postChecks, seededContainer, withRetries } from './clients';
-import { answeringWithinRetries, type Answered, type Scenario } from './world';
+import { answeringWithinRetries, withOptions, type Answered, type Scenario } from './world';
 import type { Todo } from '../../lib/todos';
 
 /**
@@ -75,6 +75,11 @@ const DEEP_QUEUE = 30;
 export const QUEUE_UNDER_CONCURRENCY: Readonly<Record<string, Scenario>> = {
   'queue: four containers, four POSTs each': answeringWithinRetries(queueUnderConcurrency(4, 4, false)),
   'queue: four containers, four POSTs each, keyed': answeringWithinRetries(queueUnderConcurrency(4, 4, true)),
+  // The same queue, every decision about when drawn at random: exact whatever its pacing decides (not always live).
+  'queue: four containers, four POSTs each, keyed, under an adversarial pacing': withOptions(
+    { pacing: 'adversarial' },
+    queueUnderConcurrency(4, 4, true),
+  ),
   'queue: six containers, three POSTs each': answeringWithinRetries(queueUnderConcurrency(6, 3, false)),
   'queue: six containers, three POSTs each, keyed': answeringWithinRetries(queueUnderConcurrency(6, 3, true)),
   [`queue: ${DEEP_QUEUE} containers at once, one keyed POST each`]: answeringWithinRetries(deepQueue(DEEP_QUEUE)),

@@ -19,7 +19,15 @@ import {
   warmContainer,
   withRetries,
 } from './clients';
-import { TABLE, answeringWithinRetries, type Answered, type Container, type Scenario, type World } from './world';
+import {
+  TABLE,
+  answeringWithinRetries,
+  withOptions,
+  type Answered,
+  type Container,
+  type Scenario,
+  type World,
+} from './world';
 
 /**
  * The requests the simulator explores, one scenario each (docs/testing.md, "The simulator"): a
@@ -682,6 +690,11 @@ export const SCENARIOS: Readonly<Record<string, Scenario>> = {
   'POST batched, keyed': answeringWithinRetries(batched(true)),
   'POST queued behind a stalled head': answeringWithinRetries(queued(false)),
   'POST queued behind a stalled head, keyed': answeringWithinRetries(queued(true)),
+  // Taken over, or giving up, whenever an adversarial pacing says so: exact whatever it decides.
+  'POST queued behind a stalled head, keyed, under an adversarial pacing': withOptions(
+    { pacing: 'adversarial' },
+    queued(true),
+  ),
   'POST of a big request queued behind a stalled head': answeringWithinRetries(queued(false, true)),
   'POST of a big request queued behind a stalled head, keyed': answeringWithinRetries(queued(true, true)),
   PUT: answeringWithinRetries(put(false, false)),

@@ -19,6 +19,8 @@ import { Invariants } from './invariants';
 import { Network, type FaultedCopies, type Faults, type Step } from './network';
 import { coveredByRetries } from './retries';
 import { simulatedWire } from './socket';
+import type { Pacing } from '../../lib/dynamodb/pacing';
+import { adversarialPacing } from './adversarial-pacing';
 
 /**
  * One run of the simulator: the store's own code, unchanged, as one or more containers
@@ -61,6 +63,11 @@ export interface WorldOptions {
    * the client's retries cover its script's faults (retries.ts, `coveredByRetries`), as with no fault.
    */
   readonly answersWithinRetries?: boolean;
+  /**
+   * The queue's pacing in every container: the store's, by default, or 'adversarial', every decision about when drawn
+   * at random from the seed (adversarial-pacing.ts): the protocol must be exact whatever its pacing decides.
+   */
+  readonly pacing?: 'adversarial';
 }
 
 /** What a scenario's client was answered. */
@@ -103,7 +110,10 @@ export interface World {
   startFaults(): void;
   /** Turns faults off for the copies sent from now on (held ones still land where their script put them). */
   stopFaults(): void;
-  /** True when the script has no fault: then every request must succeed (a 503 is a violation too). */
+  /**
+   * True when the script has no fault and the pacing is the store's: then every request must succeed (a 503 is a
+   * violation too). An adversarial pacing is a fault of its own: it may give a POST up at any look.
+   */
   readonly faultFree: boolean;
   /**
    * True with no fault, or when the scenario answers within the client's retries
@@ -210,8 +220,10 @@ export async function run(
   function containerRuntime(): Runtime {
     return runtimeOf(clock, random, readingOf(clocks(), runtime.now));
   }
-  const mustAnswer = options.answersWithinRetries === true && coveredByRetries(drawn);
-  const world = worldOn({ dynamodb, network, runtime, containerRuntime, latency, stores }, drawn, mustAnswer);
+  const mustAnswer = options.answersWithinRetries === true && options.pacing === undefined && coveredByRetries(drawn);
+  const pacingRandom = seeded(seed * 32_452_843 + 4);
+  const pacing = options.pacing === 'adversarial' ? () => adversarialPacing(pacingRandom) : undefined;
+  const world = worldOn({ dynamodb, network, runtime, containerRuntime, latency, stores, pacing }, drawn, mustAnswer);
   const ran = await runToEnd(clock, world, scenario, network);
   return { ...ran, violations: [...invariants.violations, ...ran.violations] };
 }
@@ -242,6 +254,8 @@ interface Parts {
   readonly latency: ((operation: string, body: string) => number) | undefined;
   /** The store's class of each version. */
   readonly stores: Readonly<Record<Version, StoreClass>>;
+  /** Each new container's pacing, if not the store's (WorldOptions.pacing). */
+  readonly pacing: (() => Pacing) | undefined;
 }
 
 /** The store's DynamoDB, as lib/dynamodb/client.ts reaches it: its endpoint in the region, its name, its API's version. */
@@ -282,10 +296,10 @@ function readingAt<T>(now: number, read: () => T): T {
 }
 
 function worldOn(parts: Parts, faults: Faults, withinRetries: boolean): World {
-  const { dynamodb, network, runtime, containerRuntime, stores } = parts;
+  const { dynamodb, network, runtime, containerRuntime, stores, pacing } = parts;
   const clockOf = new WeakMap<Container, () => number>();
   let waited = 0;
-  const faultFree = 'rate' in faults ? faults.rate === 0 : faults.length === 0;
+  const faultFree = pacing === undefined && ('rate' in faults ? faults.rate === 0 : faults.length === 0);
   return {
     dynamodb,
     container: ({ version = 'current', pageSize, sharedAfterBytes } = {}) => {
@@ -297,6 +311,7 @@ function worldOn(parts: Parts, faults: Faults, withinRetries: boolean): World {
           runtime: own,
           ...(pageSize !== undefined && { pageSize }),
           ...(sharedAfterBytes !== undefined && { sharedAfterBytes }),
+          ...(pacing && { pacing: pacing() }),
         },
       );
       clockOf.set(made, own.now);
