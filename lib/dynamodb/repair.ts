@@ -22,8 +22,8 @@ import { COUNTER_SIZED } from './conditions';
  * every running version answers. A container learns which records are short from every record it reads (a whole list,
  * the changes since its last, the list another container shared: list.ts), keeps them with the list it holds, and each
  * list raises up to MAX_RAISES of them, so a list of N short records is raised within ⌈N / MAX_RAISES⌉ lists of any
- * one container that reads the list, warm or new, when no other raises them: one more for each raise whose outcome a
- * fault left unknown (its records are chosen last, and a later raise of them learns what became of them).
+ * one container that reads the list, warm or new, when no other raises them: and one more for each raise whose outcome
+ * a fault left unknown (its records are raised on their own once no other is left, which teaches what became of them).
  */
 
 /** A record stored smaller than this version answers it: what its raise needs. */
@@ -114,15 +114,16 @@ export async function raiseShort(
 /**
  * Up to MAX_RAISES of `short`, drawn at random: containers listing at once raise different records, rather than all
  * meet on the first ones (DynamoDB cancels transactions that meet on an item, and a raise found done is wasted). The
- * doubtful ones come last: a raise of a record already raised is cancelled whole.
+ * doubtful ones only once no other is left, and never with them: one already raised cancels the raise it is in, and
+ * whatever is certainly short with it.
  */
 function choose(short: readonly ShortRecord[], random: () => number): ShortRecord[] {
+  const certain = short.filter((record) => !record.doubtful);
+  const pool = certain.length > 0 ? certain : [...short];
   const chosen: ShortRecord[] = [];
-  for (const pool of [short.filter((record) => !record.doubtful), short.filter((record) => record.doubtful)]) {
-    for (let draw = chosen.length; draw < MAX_RAISES && pool.length > 0; draw++) {
-      const [drawn] = pool.splice(Math.floor(random() * pool.length), 1);
-      if (drawn !== undefined) chosen.push(drawn);
-    }
+  for (let draw = 0; draw < MAX_RAISES && pool.length > 0; draw++) {
+    const [drawn] = pool.splice(Math.floor(random() * pool.length), 1);
+    if (drawn !== undefined) chosen.push(drawn);
   }
   return chosen;
 }
