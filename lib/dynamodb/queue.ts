@@ -47,9 +47,10 @@ import { Transaction, commit, type Committed } from './transaction';
  * lands first. A POST near its deadline or out of reach takes itself back ("withdrawn", its intent gone): that wins,
  * and a later commit drops the intent unwritten (503), or the POST was committed first.
  *
- * The protocol is written as states and moves: `request` says what a state sends, `next` decides the next state from
- * what DynamoDB answered, and `drive` sends, waits and decides. When to look, pause, take over or take itself back is
- * the pacing's to decide (pacing.ts), never the moves'.
+ * The protocol is written as states (`QueuedPost`) and moves (`MOVES`): each state's move sends one request, and a pure
+ * function of the state, what DynamoDB answered and the moment (`afterLook`, `afterCommit`, …) decides the next state;
+ * `queuePost` drives them: send, wait, decide. When to look, pause, take over or take itself back is the pacing's to
+ * decide (pacing.ts), never the moves'.
  */
 
 /** How long a queued POST's outcome is kept for it to find: well past any request's deadline. */
