@@ -9,22 +9,28 @@ import { FUNCTION_NAMES, ROUTES, type FunctionName } from '../support/routes';
 import { scratchCopy, withScratchCopy, type ScratchCopy } from '../../harness/scratch';
 import { ApiClient } from '../support/client';
 import { expectCreated, expectJson } from '../support/expectations';
+import { newTodo, parseJsonObject, todoPatch } from '../../lib/input';
+import { FIRST_NEW_ID, SEED_TODOS, applyPatch, createTodo } from '../../lib/todos';
 
 /** One command of the framework: loading it and bundling take about 2 s idle; this allows for a busy machine. */
 const COMMAND_WITHIN_MS = 60_000;
 
-/** What each sample event asks, and what the service answers it on a fresh store. */
+/** The body of events/<name>.json, the sample event of a function, as a JSON object. */
+function sampleBody(name: FunctionName) {
+  const { body } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'events', `${name}.json`), 'utf8')) as { body?: string };
+  return parseJsonObject(body);
+}
+
+/** Record 1, which the samples of getTodo and updateTodo name, as a fresh store holds it. */
+const [RECORD_1] = SEED_TODOS;
+if (RECORD_1 === undefined) throw new Error('no record 1 in SEED_TODOS');
+
+/** What each sample event asks, and what the service answers it on a fresh store, from the domain's rules. */
 const ANSWERS: Record<FunctionName, { statusCode: number; body: unknown }> = {
-  listTodos: {
-    statusCode: 200,
-    body: [
-      { id: 1, title: 'Read the spec', completed: false },
-      { id: 2, title: 'Ship the service', completed: true },
-    ],
-  },
-  getTodo: { statusCode: 200, body: { id: 1, title: 'Read the spec', completed: false } },
-  createTodo: { statusCode: 201, body: { id: 3, title: 'Buy milk', completed: false } },
-  updateTodo: { statusCode: 200, body: { id: 1, title: 'Read the spec', completed: true } },
+  listTodos: { statusCode: 200, body: SEED_TODOS },
+  getTodo: { statusCode: 200, body: RECORD_1 },
+  createTodo: { statusCode: 201, body: createTodo(newTodo(sampleBody('createTodo')), FIRST_NEW_ID) },
+  updateTodo: { statusCode: 200, body: applyPatch(RECORD_1, todoPatch(sampleBody('updateTodo'))) },
   deleteTodo: { statusCode: 200, body: 'Deleted' },
 };
 
@@ -106,10 +112,11 @@ describe('commands beside a running `npm start`', () => {
   async function expectEveryRouteAnswers(): Promise<void> {
     const created = await api.post('/todos', { title: 'beside' });
     const { id } = created.json() as { id: number };
-    expectCreated(created, { id, title: 'beside', completed: false });
-    expect((await api.get('/todos')).json()).toContainEqual({ id, title: 'beside', completed: false });
-    expectJson(await api.get(`/todos/${id}`), 200, { id, title: 'beside', completed: false });
-    expectJson(await api.put(`/todos/${id}`, { completed: true }), 200, { id, title: 'beside', completed: true });
+    const record = createTodo({ title: 'beside' }, id);
+    expectCreated(created, record);
+    expect((await api.get('/todos')).json()).toContainEqual(record);
+    expectJson(await api.get(`/todos/${id}`), 200, record);
+    expectJson(await api.put(`/todos/${id}`, { completed: true }), 200, applyPatch(record, { completed: true }));
     expect((await api.delete(`/todos/${id}`)).text).toBe('Deleted');
   }
 
