@@ -51,9 +51,9 @@ export const DYNAMODB_ONLY = [
 ];
 /**
  * Unit test files too slow for the quick check, in `simulation`: the simulator's search, every
- * scenario to three faults of writes (two of reads) and a hundred seeds (about 200 s of CPU over
- * worker threads, 104 s wall with the store's unit files at a load of 2, where the rest of `unit`
- * takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
+ * scenario to three faults of writes (two of reads) and a hundred seeds (378 s of CPU over worker
+ * threads, 406 s wall alone at a load of 3 to 7 from other jobs, at 806641b, where the rest of
+ * `unit` takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
  */
 export const SIMULATION = ['simulation'];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
