@@ -12,13 +12,17 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.LOG_LEVEL ??= 'silent';
 
 /**
- * The bound for a test that states none, instead of jest's 5 s. Tests that start servers,
- * package or run load state their own bounds, derived from what they wait for. The others make
- * at most a few hundred calls to a handler, a local DynamoDB or a running server, each a few ms
- * idle: 60 s leaves room for a 2-core machine that other jobs keep busy. (jest reads this from
- * the root config only, not per project.)
+ * The bound for a test that states none, instead of jest's 5 s, in the projects that start other
+ * processes (test/support/bounds.ts: work is bounded by its count, a wait by what it waits for).
+ * Tests that start servers, package or run load state their own bounds, derived from what they
+ * wait for. The others make at most a few hundred calls to a handler, a local DynamoDB or a
+ * running server, each a few ms idle: 60 s leaves room for a 2-core machine that other jobs keep
+ * busy. jest reads this from the root config only, for every project: `unit` and `simulation`,
+ * which only compute, set their own default in a setup file (WORK_BOUND).
  */
 const TEST_WITHIN_MS = 60_000;
+/** The setup file that gives a project of work alone the timeout only a hang meets (ONLY_A_HANG_MS). */
+const WORK_BOUND = '<rootDir>/test/support/work-bound.ts';
 
 /**
  * Unit test files that run on every store: on the memory store in `unit`, on DynamoDB Local in
@@ -43,9 +47,9 @@ export const DYNAMODB_ONLY = [
 ];
 /**
  * Unit test files too slow for the quick check, in `simulation`: the simulator's search, every
- * scenario to three faults of writes (two of reads) and a hundred seeds (about 200 s of CPU over
- * worker threads, 104 s wall with the store's unit files at a load of 2, where the rest of `unit`
- * takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
+ * scenario to three faults of writes (two of reads) and a hundred seeds (378 s of CPU over worker
+ * threads, 406 s wall alone at a load of 3 to 7 from other jobs, at 806641b, where the rest of
+ * `unit` takes under a minute). It needs no Java, and keeps its full depth in `npm test`.
  */
 export const SIMULATION = ['simulation'];
 const unitFiles = (names: string[]) => names.map((name) => `<rootDir>/test/unit/${name}.test.ts`);
@@ -83,7 +87,7 @@ const config: Config = {
       ...everyProject,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       testPathIgnorePatterns: unitFiles([...DYNAMODB_ONLY, ...SIMULATION]),
-      setupFiles: ['<rootDir>/test/support/stores-memory.ts'],
+      setupFiles: ['<rootDir>/test/support/stores-memory.ts', WORK_BOUND],
     },
     {
       // `npm run test:simulation`: the simulator's search (SIMULATION), which alone would take
@@ -91,6 +95,7 @@ const config: Config = {
       displayName: 'simulation',
       ...everyProject,
       testMatch: unitFiles(SIMULATION),
+      setupFiles: [WORK_BOUND],
     },
     {
       // The same tests on the DynamoDB store, and its own, on DynamoDB Local.

@@ -3,8 +3,8 @@
 
 const path = require('node:path');
 
-/** The line `npm run mutate` waits for (scripts/mutate.ts): the first test that failed, as soon as it fails. */
-const CAUGHT = 'mutant caught by: ';
+/** The start of the line `npm run mutate` reads (scripts/mutate.ts) for each test that fails, as soon as it fails. */
+const FAILED = 'test failed: ';
 
 /** A failure's first line that says something (jest's messages start with the matcher's name or the error's). */
 function firstLine(/** @type {string | undefined} */ message) {
@@ -13,13 +13,15 @@ function firstLine(/** @type {string | undefined} */ message) {
 }
 
 /**
- * jest's reporter for `npm run mutate`: it prints nothing but the first failure, on one line, the
- * moment a test case fails (jest's own reporters print a file's results when the file ends, and
- * the simulator's file runs for minutes). The command stops jest there: a mutant is caught by one
- * failing test, and the rest of the file would only cost time.
+ * jest's reporter for `npm run mutate`: it prints nothing but the tests that fail, one line each,
+ * the moment each fails (jest's own reporters print a file's results when the file ends, and the
+ * simulator's file runs for minutes). The command stops jest at the first that failed other than
+ * by its timeout (scripts/mutation.ts, `byTimeout`): a mutant is caught by one failing test, and
+ * the rest would only cost time; a test that met its timeout is not a catch, and the run goes on.
  */
-class FirstFailure {
-  #told = false;
+class FailedTests {
+  /** What was told already: onTestResult may see again what onTestCaseResult told. */
+  #told = new Set();
 
   /**
    * @param {import('@jest/reporters').Test} test
@@ -37,17 +39,18 @@ class FirstFailure {
    */
   onTestResult(test, result) {
     if (result.testExecError) this.#tell(test.path, `did not run: ${firstLine(result.testExecError.message)}`);
-    const failed = result.testResults.find(({ status }) => status === 'failed');
-    if (failed) this.#tell(test.path, `${failed.fullName}: ${firstLine(failed.failureMessages[0])}`);
+    for (const failed of result.testResults.filter(({ status }) => status === 'failed'))
+      this.#tell(test.path, `${failed.fullName}: ${firstLine(failed.failureMessages[0])}`);
   }
 
   /** @param {string} file @param {string} what */
   #tell(file, what) {
-    if (this.#told) return;
-    this.#told = true;
-    process.stdout.write(`${CAUGHT}${path.relative(process.cwd(), file)} › ${what}\n`);
+    const line = `${FAILED}${path.relative(process.cwd(), file)} › ${what}`;
+    if (this.#told.has(line)) return;
+    this.#told.add(line);
+    process.stdout.write(`${line}\n`);
   }
 }
 
-module.exports = FirstFailure;
-module.exports.CAUGHT = CAUGHT;
+module.exports = FailedTests;
+module.exports.FAILED = FAILED;

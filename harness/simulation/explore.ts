@@ -427,10 +427,32 @@ export class PoolClosed extends Error {
   override readonly name = 'PoolClosed';
 }
 
+/** Raised for a search still running `hungAfterMs` after its worker took it: that worker was ended. */
+export class SearchHung extends Error {
+  override readonly name = 'SearchHung';
+}
+
+export interface SearchOptions {
+  /**
+   * How long the search may run, from when a worker takes it, before it is taken for hung: its
+   * worker thread is ended (a search that computes forever would hold it, and the pool's place,
+   * for good) and the search rejected with SearchHung. A search is work, bounded by its scripts
+   * and seeds: this bound is for a hang alone (test/support/bounds.ts). None by default.
+   */
+  readonly hungAfterMs?: number;
+}
+
 interface Pending {
   readonly task: Task;
+  readonly options: SearchOptions;
   readonly resolve: (searched: Searched) => void;
   readonly reject: (error: Error) => void;
+}
+
+/** A search a worker is running, and the timer that takes it for hung. */
+interface Running {
+  readonly pending: Pending;
+  readonly hung: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -441,19 +463,19 @@ interface Pending {
  */
 export class SearchPool {
   readonly #idle: Worker[] = [];
-  readonly #busy = new Map<Worker, Pending>();
+  readonly #busy = new Map<Worker, Running>();
   readonly #queue: Pending[] = [];
   #closed = false;
 
   constructor(readonly jobs: number) {}
 
-  search(task: Task): Promise<Searched> {
+  search(task: Task, options: SearchOptions = {}): Promise<Searched> {
     return new Promise((resolve, reject) => {
       if (this.#closed) {
         reject(new PoolClosed(`the pool was closed before ${task.scenario}`));
         return;
       }
-      this.#queue.push({ task, resolve, reject });
+      this.#queue.push({ task, options, resolve, reject });
       this.#dispatch();
     });
   }
@@ -462,7 +484,9 @@ export class SearchPool {
   async close(): Promise<void> {
     this.#closed = true;
     const workers = [...this.#idle, ...this.#busy.keys()];
-    for (const pending of [...this.#queue, ...this.#busy.values()]) {
+    const running = [...this.#busy.values()];
+    for (const { hung } of running) clearTimeout(hung);
+    for (const pending of [...this.#queue, ...running.map((search) => search.pending)]) {
       pending.reject(new PoolClosed(`the pool was closed during ${pending.task.scenario}`));
     }
     this.#queue.length = 0;
@@ -476,9 +500,31 @@ export class SearchPool {
       const pending = this.#queue.shift();
       if (pending === undefined) return;
       const worker = this.#idle.pop() ?? this.#start();
-      this.#busy.set(worker, pending);
+      const { hungAfterMs } = pending.options;
+      const hung =
+        hungAfterMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#hung(worker, hungAfterMs);
+            }, hungAfterMs);
+      this.#busy.set(worker, { pending, hung });
       worker.postMessage(pending.task);
     }
+  }
+
+  /** Ends a worker whose search ran past its bound, and gives its place to the next task. */
+  #hung(worker: Worker, hungAfterMs: number): void {
+    const running = this.#busy.get(worker);
+    if (running === undefined) return;
+    this.#busy.delete(worker);
+    // Its exit, and a message it may still post, find it in neither #busy nor #idle: both are ignored.
+    void worker.terminate();
+    running.pending.reject(
+      new SearchHung(
+        `the search of "${running.pending.task.scenario}" was still running after ${hungAfterMs} ms: its worker thread was ended`,
+      ),
+    );
+    this.#dispatch();
   }
 
   #start(): Worker {
@@ -488,16 +534,20 @@ export class SearchPool {
       env: { ...process.env, TSX_DISABLE_CACHE: '1' },
     });
     worker.on('message', (searched: Searched) => {
-      const pending = this.#busy.get(worker);
+      const running = this.#busy.get(worker);
+      // A worker ended for a hang (#hung) is not taken back.
+      if (running === undefined) return;
+      clearTimeout(running.hung);
       this.#busy.delete(worker);
       this.#idle.push(worker);
-      pending?.resolve(searched);
+      running.pending.resolve(searched);
       this.#dispatch();
     });
     const lost = (error: Error) => {
-      const pending = this.#busy.get(worker);
+      const running = this.#busy.get(worker);
+      clearTimeout(running?.hung);
       this.#busy.delete(worker);
-      pending?.reject(error);
+      running?.pending.reject(error);
       this.#dispatch();
     };
     worker.on('error', lost);
