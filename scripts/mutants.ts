@@ -211,6 +211,43 @@ export const MUTANTS: readonly Mutant[] = [
     replace: 'if (answer !== undefined) throw error;',
     why: 'a keyed body this version refuses is a 400 though the other version stored it under that key',
   },
+  // The situations the tests never created before issue 50 (item 5): each defect below passed them all then.
+  {
+    id: 'https-reset-not-sent',
+    file: 'lib/aws/https.ts',
+    find: "else reject(new RequestFailure('NetworkError', error.message, timeouts.mayHaveGone(), error));",
+    replace: "else reject(new RequestFailure('NetworkError', error.message, false, error));",
+    why: 'a connection reset after the request was sent counted as never sent: a transaction "not applied" may still land',
+  },
+  {
+    id: 'list-slot-holds-two-edits',
+    file: 'lib/dynamodb/list.ts',
+    find: 'return edited.length === edits ? { addedFrom: seen.next, edited } : undefined;',
+    replace: 'return { addedFrom: seen.next, edited };',
+    why: 'two edits in one slot read as one: a held list misses the earlier edit, a list that never was',
+  },
+  {
+    id: 'posts-twin-claim-read-as-full',
+    file: 'lib/dynamodb/posts.ts',
+    find: '      if (!conditionFailed(error)) throw error;\n    }\n    const kept = await getItem(table, claimKey(claim.key), signal);',
+    replace:
+      '      if (!conditionFailed(error)) throw error;\n      return new ListFull();\n    }\n    const kept = await getItem(table, claimKey(claim.key), signal);',
+    why: "a keyed POST's 409 claim that finds its key claimed answers 409, though its own twin, sent again meanwhile, was written",
+  },
+  {
+    id: 'queue-commit-past-100-actions',
+    file: 'lib/dynamodb/queue-plan.ts',
+    find: 'export const MAX_INTENTS = 24;',
+    replace: 'export const MAX_INTENTS = 25;',
+    why: "a commit of a deep queue's keyed POSTs takes 101 actions, past DynamoDB's 100: every one of them fails",
+  },
+  {
+    id: 'rewrite-claim-keeps-this-view',
+    file: 'lib/dynamodb/rewrite.ts',
+    find: 'kept: { ...storedRecord(current), ...Object.fromEntries(named) },',
+    replace: 'kept: todo,',
+    why: "a PUT's claim keeps this version's view of the record: a retry answered by the other version loses its field",
+  },
   // lib/dynamodb/posts.ts: POSTs alone and batched.
   {
     id: 'posts-ids-by-batch-place',
