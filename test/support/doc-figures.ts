@@ -162,8 +162,9 @@ export function constantsOf(root: string, files: readonly string[]): Map<string,
   for (const file of files) {
     // starter/ holds another project's files (npm run starter's), with bounds of its own.
     if (!SCRIPT.test(file) || file.startsWith('test/') || file.startsWith('starter/')) continue;
+    // A declaration begins its line: code quoted in a string (scripts/mutants.ts's) declares nothing.
     for (const [, name = '', expression = ''] of codeOf(root, file).matchAll(
-      /\bconst ([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?:\s*:\s*number)?\s*=\s*([^;,\n]+)[;,\n]/g,
+      /^\s*(?:export\s+)?const ([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)(?:\s*:\s*number)?\s*=\s*([^;,\n]+)[;,\n]/gm,
     )) {
       const value = arithmetic(expression);
       if (value !== undefined) add(name, value);
