@@ -44,6 +44,7 @@ export const STARTER = {
     'test/dynamodb-teardown.ts',
     ...[
       'arbitraries',
+      'bounds',
       'client',
       'dynamodb-local-process',
       'event',
