@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runCommand } from '../../harness/cli';
+import { noCredentials } from '../support/no-credentials';
 
 /**
  * The commands that read a deployed stage, `npm run logs` and `npm run info` (scripts/aws-command.ts,
@@ -21,17 +22,6 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  /** The environment with no AWS_* variable, and a home with no ~/.aws. */
-  function noCredentials(): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = Object.fromEntries(
-      Object.keys(process.env)
-        .filter((name) => name.startsWith('AWS_'))
-        .map((name) => [name, undefined]),
-    );
-    // On a CI machine in EC2 the SDK would otherwise find the instance's role.
-    return { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' };
-  }
-
   it.each([
     [['logs', '--', 'listTodos'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
     [['info'], /^No AWS credentials: set AWS_PROFILE .*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/],
@@ -40,7 +30,7 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
     '`npm run %j` stops with one line saying what is missing',
     async (args, line) => {
       // --silent: npm's own notices (a warning about the user's npmrc, say) stay out of the answer.
-      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials() });
+      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials(home) });
       expect(result.code).not.toBe(0);
       expect(result.stderr.split('\n')).toEqual([expect.stringMatching(line), '']);
       expect(result.stdout).toBe('');
@@ -51,7 +41,7 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
   it(
     '`npm run logs` without a function says how to call it',
     async () => {
-      const result = await runCommand('npm', ['run', '--silent', 'logs'], { env: noCredentials() });
+      const result = await runCommand('npm', ['run', '--silent', 'logs'], { env: noCredentials(home) });
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(
         'Usage: npm run logs -- <function> [--stage <stage>] [--region <region>] [--aws-profile <profile>]\n',
@@ -66,7 +56,7 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
   ])(
     '`npm run %s -- %s` prints its usage and what each option does, and exits 0, before it looks for credentials',
     async (command, flag, usage, mentioned) => {
-      const result = await runCommand('npm', ['run', '--silent', command, '--', flag], { env: noCredentials() });
+      const result = await runCommand('npm', ['run', '--silent', command, '--', flag], { env: noCredentials(home) });
       expect(result).toMatchObject({ code: 0, stderr: '' });
       expect(result.stdout).toMatch(usage);
       for (const option of mentioned) expect(result.stdout).toContain(`  ${option}`);
@@ -98,7 +88,7 @@ describe('`npm run logs` and `npm run info` without AWS credentials', () => {
   ])(
     '`npm run %j` stops with one line on a name that is wrong, before it looks for credentials',
     async (args, line) => {
-      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials() });
+      const result = await runCommand('npm', ['run', '--silent', ...args], { env: noCredentials(home) });
       expect(result).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
     },
     COMMAND_WITHIN_MS,

@@ -10,6 +10,7 @@ import { withScratchCopy } from '../../harness/scratch';
 import ports from '../../serverless/plugins/local-workflow/ports.cjs';
 import { ApiClient } from '../support/client';
 import { USER_PORTS, holdPorts, suggestedPort, type HeldPorts } from '../support/ports';
+import { noCredentials } from '../support/no-credentials';
 
 /** One command of the framework: loading it takes about 1.5 s idle; this allows for a busy machine. */
 const COMMAND_WITHIN_MS = 60_000;
@@ -143,16 +144,6 @@ describe('the command lines of npm start, dev, package and deploy', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  /** The environment with no AWS_* variable, and a home with no ~/.aws: a deploy must answer without them. */
-  function noCredentials(): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = Object.fromEntries(
-      Object.keys(process.env)
-        .filter((name) => name.startsWith('AWS_'))
-        .map((name) => [name, undefined]),
-    );
-    return { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' };
-  }
-
   it.each([
     [
       'start',
@@ -195,7 +186,7 @@ describe('the command lines of npm start, dev, package and deploy', () => {
       await withScratchCopy(async (dir) => {
         const result = await runCommand('npm', ['run', '--silent', script, '--', ...args], {
           cwd: dir,
-          env: noCredentials(),
+          env: noCredentials(home),
         });
         expect(result).toEqual({ code: 2, stdout: '', stderr: `${line}\n` });
         expect(built(dir)).toEqual({ esbuild: false, serverless: false });
