@@ -407,6 +407,26 @@ describe('the read repair of a list written by the version before', () => {
     await expectCounterCoversNext(table);
   });
 
+  it('a warm container of N+1 that reads only what changed between its lists keeps raising the records it held short', async () => {
+    const table = await writtenBefore();
+    const warm = await nextContainer(table);
+    // Another container of this version POSTs before each list: the list's version moves, so the warm container reads
+    // only that record, and must still hold the short records its first, whole read found.
+    const other = dynamoDbStoreAt(testDynamoDbEndpoint(), table);
+    let short = RECORDS + SEED_TODOS.length;
+    const lists = Math.ceil(short / (MAX_RAISES - 1));
+
+    for (let list = 1; list <= lists; list++) {
+      await other.create({ title: `written beside list ${list}` });
+      short += 1;
+      await warm.readList();
+      short -= Math.min(MAX_RAISES, short);
+      expect(await shortForNext(table)).toBe(short);
+    }
+    expect(short).toBe(0);
+    await expectCounterCoversNext(table);
+  });
+
   it('a new container of N+1 that starts from the list another shared raises on from what that one left', async () => {
     const table = await writtenBefore();
     // The first container shares what it read, as a list past the sharing threshold does.
