@@ -42,7 +42,7 @@ const OPTIONAL_SECTIONS: Record<string, () => Promise<Section>> = {
   scale: async () => (await import('./sections/scale')).scale,
   // The scale model against the fleet at the points this machine can run (1–4 containers, 25 POSTs/s).
   scaleCheck: async () => (await import('./sections/scale-check')).scaleCheck,
-  // npm install, the quick check and npm test in a fresh clone, idle and beside three busy loops: half an hour.
+  // npm install, the quick check and npm test in a fresh clone, idle and beside three busy loops: about 45 minutes.
   suite: async () => (await import('./sections/suite')).suite,
 };
 

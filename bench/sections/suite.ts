@@ -9,7 +9,7 @@ import { round, type Row } from '../lib';
  * What the README's test commands take a new user (README, "Test"): a fresh clone of HEAD, `npm install`, then `npm run
  * test:unit` and `npm test`, with the machine otherwise idle and again beside three busy loops (`node -e 'for(;;){}'`,
  * more than the 2-core machine has cores: the load issue 50 asks the suite to pass under). Each run's wall time, and
- * whether it passed. Optional, and long: the suite twice over, about half an hour on the project's machine.
+ * whether it passed. Optional, and long: the suite twice over, about 45 minutes on the project's machine.
  */
 
 /** The busy loops beside the second run of each command. */
