@@ -229,9 +229,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'posts-twin-claim-read-as-full',
     file: 'lib/dynamodb/posts.ts',
-    find: '      if (!conditionFailed(error)) throw error;\n    }\n    const kept = await getItem(table, claimKey(claim.key), signal);',
-    replace:
-      '      if (!conditionFailed(error)) throw error;\n      return new ListFull();\n    }\n    const kept = await getItem(table, claimKey(claim.key), signal);',
+    find: 'if (await written(table.dynamodb.putItem(put, signal))) return new ListFull();',
+    replace: 'if ((await written(table.dynamodb.putItem(put, signal))) || true) return new ListFull();',
     why: "a keyed POST's 409 claim that finds its key claimed answers 409, though its own twin, sent again meanwhile, was written",
   },
   {
@@ -252,8 +251,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'posts-ids-by-batch-place',
     file: 'lib/dynamodb/posts.ts',
-    find: 'todo: createTodo(post.request, counter.next + j)',
-    replace: 'todo: createTodo(post.request, counter.next + index)',
+    find: 'added([createTodo(post.request, counter.next + j)])',
+    replace: 'added([createTodo(post.request, counter.next + index)])',
     why: 'ids by place in the batch instead of among the POSTs still open: ids skipped once some are settled',
   },
   {

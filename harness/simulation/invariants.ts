@@ -1,10 +1,6 @@
-import { payloadKey } from '../../lib/dynamodb/queue';
 import { storedSize } from '../../lib/dynamodb/table';
 import type { NewTodo } from '../../lib/todos';
 import type { Item } from './dynamodb';
-
-/** The partition key of a queued POST's payload, but its uuid. */
-const PAYLOAD_PREFIX = payloadKey('').pk;
 
 /**
  * The invariants of the store's table, checked by the simulator after every step (each request
@@ -49,13 +45,9 @@ export class Invariants {
   check(items: readonly Item[], step: string): void {
     const records = items.filter((item) => item.pk === 'TODO');
     const counter = items.find((item) => item.pk === 'COUNTER' && item.id === 0);
-    // A payload rides in its intent, or, past INLINE_PAYLOAD_BYTES, is an item of its own.
+    // A payload rides in its intent.
     for (const intent of items.filter((item) => item.pk === 'COUNTER' && item.payload !== undefined)) {
       this.#titles.set(String(intent.uuid), (intent.payload as { request: NewTodo }).request.title);
-    }
-    for (const payload of items.filter((item) => String(item.pk).startsWith(PAYLOAD_PREFIX))) {
-      const { title } = payload.request as NewTodo;
-      this.#titles.set(String(payload.pk).slice(PAYLOAD_PREFIX.length), title);
     }
     for (const record of records) {
       const id = Number(record.id);

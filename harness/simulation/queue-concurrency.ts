@@ -43,7 +43,7 @@ function queueUnderConcurrency(containers: number, postsEach: number, keyed: boo
 
 /**
  * A queue deeper than one commit takes (MAX_INTENTS), and than the Query of its first intents reads
- * (lib/dynamodb/queue.ts, `readQueue`, and the look that asks `takenNext`): `containers` new
+ * (lib/dynamodb/queue.ts, `commitQueue`, and the look that asks `takenNext`): `containers` new
  * containers, each a Lambda instance serving one keyed POST, POST at once (a new container's first
  * POST queues: queue.ts, `queues`), so they all wait at once and the commits that write them take
  * the queue's first intents, a full transaction of keyed POSTs each (four actions each, and the

@@ -1,5 +1,6 @@
 import { todoEtag } from '../../lib/conditional';
-import { payloadKey } from '../../lib/dynamodb/queue';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { payloadOf } from '../../lib/dynamodb/queue';
 import { MAX_TITLE_LENGTH, listBytes, recordOf, type NewTodo, type Todo } from '../../lib/todos';
 import * as next from '../../test/support/next-version/todos';
 import type { Version } from '../versions';
@@ -79,9 +80,8 @@ function batched(keyed: boolean): Scenario {
 /**
  * A POST of a container alone that found the counter moved (another container wrote), so it queues;
  * at the queue's head, another container's intent that never commits: the POST waits out the
- * head's lease, takes it over, and commits both. The head's payload is an item apart, as the version
- * before this one put a big request's (lib/dynamodb/queue.ts, payloadKey); the POST's own rides in
- * its intent, `big` a title of MAX_TITLE_LENGTH characters.
+ * head's lease, takes it over, and commits both; `big`, the POST's title has MAX_TITLE_LENGTH
+ * characters.
  */
 function queued(keyed: boolean, big = false): Scenario {
   const title = big ? 'queued, a big request'.padEnd(MAX_TITLE_LENGTH, '.') : 'queued';
@@ -89,18 +89,15 @@ function queued(keyed: boolean, big = false): Scenario {
     const mine = await warmContainer(world);
     const other = world.container();
     await other.create({ title: 'other container' });
-    // Its intent, and its payload apart, as its container left them.
-    const expires = { N: String(Math.ceil(world.now() / 1000) + 600) };
-    const stalled = [
-      { pk: { S: 'COUNTER' }, id: { N: String(world.now() * 1000) }, uuid: { S: 'stalled-head' }, expires },
-      {
-        pk: { S: payloadKey('stalled-head').pk },
-        id: { N: '0' },
-        request: { M: { title: { S: 'stalled head' } } },
-        expires,
-      },
-    ];
-    for (const Item of stalled) world.dynamodb.handle('PutItem', JSON.stringify({ TableName: 'todos', Item }));
+    // Its intent, as its container left it.
+    const stalled = marshall({
+      pk: 'COUNTER',
+      id: world.now() * 1000,
+      uuid: 'stalled-head',
+      payload: payloadOf({ request: { title: 'stalled head' }, claim: undefined }),
+      expires: Math.ceil(world.now() / 1000) + 600,
+    });
+    world.dynamodb.handle('PutItem', JSON.stringify({ TableName: 'todos', Item: stalled }));
     world.startFaults();
     const answered = await withRetries(world, keyed, () =>
       mine.create({ title }, world.options(keyed ? KEY : undefined)),

@@ -1,15 +1,8 @@
 import { listBytes, type Todo } from '../todos';
 import { getItem, todoItems } from './reads';
-import {
-  COUNTER_KEY,
-  conditionFailed,
-  storedSize,
-  type Counter,
-  type Item,
-  type ListTable,
-  type TableAccess,
-} from './table';
+import { COUNTER_KEY, storedSize, written, type Counter, type Item, type ListTable, type TableAccess } from './table';
 import type { TransactItem } from './client';
+import { invariant } from './invariant';
 import { COUNTER_AT_NEXT_WITH_ROOM, COUNTER_HAS_ROOM, COUNTER_SIZED_AND_VERSIONED, notSetYet } from './conditions';
 
 /**
@@ -24,26 +17,45 @@ export function bytesOf(todos: readonly Todo[]): number {
   return todos.reduce((sum, todo) => sum + listBytes(todo), 0);
 }
 
+/** A record a POST adds to the list, and its bytes there as the version that made it counts them. */
 export interface Added {
-  readonly records: number;
+  readonly todo: Todo;
   readonly bytes: number;
 }
 
-/** What these records, made by this version, add to the list. */
-export function added(todos: readonly Todo[]): Added {
-  return { records: todos.length, bytes: bytesOf(todos) };
+/** These records, made by this version, as they add to the list. */
+export function added(todos: readonly Todo[]): Added[] {
+  return todos.map((todo) => ({ todo, bytes: listBytes(todo) }));
+}
+
+export function addedBytes(records: readonly Added[]): number {
+  return records.reduce((sum, { bytes }) => sum + bytes, 0);
+}
+
+/** The counter once `records` were written from `counter`. */
+export function counterAfter(counter: Counter, records: readonly Added[]): Counter {
+  return { next: counter.next + records.length, bytes: (counter.bytes ?? 0) + addedBytes(records) };
 }
 
 /**
- * A POST's move: the records `added` take ids from `counter.next` on, if no one moved it and they fit. A queue commit
- * leaves its ids in `recent` (by intent) for waiting POSTs; a POST alone clears them, to keep the counter small.
+ * A POST's move: the records take ids from `counter.next` on, in turn (asserted), if no one moved it and they fit. A
+ * queue commit leaves its ids in `recent` (by intent) for waiting POSTs; a POST alone clears them, to keep the counter
+ * small.
  */
 export function counterMove(
   table: ListTable,
   counter: Counter,
-  { records, bytes }: Added,
+  records: readonly Added[],
   recent?: Readonly<Record<string, number>>,
 ): TransactItem {
+  records.forEach(({ todo }, j) => {
+    invariant(todo.id === counter.next + j, 'a POST takes the counter’s next ids, in turn', () => ({
+      next: counter.next,
+      place: j,
+      id: todo.id,
+    }));
+  });
+  const bytes = addedBytes(records);
   return {
     Update: {
       TableName: table.name,
@@ -53,7 +65,7 @@ export function counterMove(
       ExpressionAttributeNames: { '#next': 'next', '#bytes': 'bytes', '#recent': 'recent', '#version': 'version' },
       ExpressionAttributeValues: {
         ':first': counter.next,
-        ':after': counter.next + records,
+        ':after': counter.next + records.length,
         ':bytes': bytes,
         ':room': table.maxListBytes - bytes,
         ':one': 1,
@@ -129,8 +141,9 @@ async function setOnce(
   values: Item,
   signal: AbortSignal,
 ): Promise<void> {
-  try {
-    await table.dynamodb.updateItem(
+  // Refused: another set them first.
+  await written(
+    table.dynamodb.updateItem(
       {
         TableName: table.name,
         Key: COUNTER_KEY,
@@ -140,8 +153,6 @@ async function setOnce(
         ExpressionAttributeValues: values,
       },
       signal,
-    );
-  } catch (error) {
-    if (!conditionFailed(error)) throw error;
-  }
+    ),
+  );
 }

@@ -4,9 +4,8 @@ import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { getItem } from './reads';
 import { queuePost } from './queue';
 import type { Pacing, QueueView } from './pacing';
-import { invariant } from './invariant';
-import { added, counterMove, prepareCounter, readCounter } from './counter';
-import { conditionFailed, todoItem, type Counter, type ListTable, type TableAccess } from './table';
+import { added, counterAfter, counterMove, prepareCounter, readCounter, type Added } from './counter';
+import { todoItem, written, type Counter, type ListTable, type TableAccess } from './table';
 import { decide, decidingAt, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
 import { ITEM_IS_NEW } from './conditions';
@@ -32,17 +31,18 @@ export type Outcome = Written<Todo> | Refusal;
 /** The POSTs of one transaction are told apart by their place in the batch. */
 type Role = 'counter' | `record ${number}` | `claim ${number}`;
 
-/** One POST's share of a transaction: its place in the batch, and its record. */
-export interface PostWrite {
+/** One POST's share of a transaction: its place in the batch, and its record with its bytes in the list. */
+export interface PostWrite extends Added {
   readonly index: number;
-  readonly todo: Todo;
 }
 
 /** What one transaction commits for the POSTs still open: each its record, with the next ids in turn. */
 export function planPosts(counter: Counter, posts: readonly Post[], open: readonly number[]): PostWrite[] {
   return open.flatMap((index, j) => {
     const post = posts[index];
-    return post === undefined ? [] : [{ index, todo: createTodo(post.request, counter.next + j) }];
+    if (post === undefined) return [];
+    const [write] = added([createTodo(post.request, counter.next + j)]);
+    return write === undefined ? [] : [{ index, ...write }];
   });
 }
 
@@ -53,22 +53,12 @@ export function postTransaction(
   writes: readonly PostWrite[],
   { token, now }: { token: string; now: number },
 ): Transaction<Role> {
-  const transaction = new Transaction<Role>(token).add(
-    'counter',
-    counterMove(table, counter, added(writes.map(({ todo }) => todo))),
-  );
-  writes.forEach(({ todo }, j) => {
-    invariant(todo.id === counter.next + j, 'POSTs take the counter’s next ids, in turn', () => ({
-      next: counter.next,
-      place: j,
-      id: todo.id,
-    }));
-  });
-  for (const { index, todo } of writes) {
+  const transaction = new Transaction<Role>(token).add('counter', counterMove(table, counter, writes));
+  for (const { index, todo, bytes } of writes) {
     transaction.add(`record ${index}`, {
       Put: {
         TableName: table.name,
-        Item: todoItem(todo, listBytes(todo)),
+        Item: todoItem(todo, bytes),
         ConditionExpression: ITEM_IS_NEW,
       },
     });
@@ -149,8 +139,7 @@ function writeTogether(
         continue;
       }
       if (committed === 'applied') {
-        const { records, bytes } = added(writes.map(({ todo }) => todo));
-        view.counter = { next: counter.next + records, bytes: (counter.bytes ?? 0) + bytes };
+        view.counter = counterAfter(counter, writes);
         for (const { index, todo } of writes) outcomes[index] = { value: todo, replayed: false };
         continue;
       }
@@ -185,12 +174,8 @@ function writeTogether(
 async function keepRefusal(table: TableAccess, claim: IdempotencyClaim, signal: AbortSignal): Promise<Outcome> {
   // A claim found, then gone (expired) before it was read, again and again: a 503 after these many.
   for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-    try {
-      await table.dynamodb.putItem(claimPut(table.name, claim, { listFull: true }, table.runtime.now()).Put, signal);
-      return new ListFull();
-    } catch (error) {
-      if (!conditionFailed(error)) throw error;
-    }
+    const put = claimPut(table.name, claim, { listFull: true }, table.runtime.now()).Put;
+    if (await written(table.dynamodb.putItem(put, signal))) return new ListFull();
     const kept = await getItem(table, claimKey(claim.key), signal);
     // A claim gone or expired since leaves the key free: claimed again.
     const answer = kept && postOutcome(replayOf(kept, claim, table.runtime.now()) ?? 'done');

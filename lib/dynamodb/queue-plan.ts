@@ -1,27 +1,17 @@
 import { KeyReused, ListFull } from '../errors';
-import {
-  draftOf,
-  newTodoBytes,
-  numbered,
-  recordOf,
-  type IdempotencyClaim,
-  type NewTodo,
-  type Todo,
-  type TodoDraft,
-} from '../todos';
+import { numbered, recordOf, type IdempotencyClaim, type NewTodo, type Todo, type TodoDraft } from '../todos';
 import type { Settled, Share } from './decisions';
-import { ITEM_OVERHEAD_BYTES, type Counter } from './table';
+import type { Counter } from './table';
 import { invariant } from './invariant';
 
 /** The queue's decisions as pure functions (I/O: lib/dynamodb/queue.ts; protocol: docs/design.md): places, commits. */
 
-/** Intents one commit takes: up to four actions each (record, intent, outcome, key), and the counter. */
-export const MAX_INTENTS = 24;
 /**
- * The records' bytes one commit writes, past its own POST's: 800 write units in a transaction, of the records'
- * partition's 1,000 a second (24 titles of 60 KB throttled it for seconds), and a transaction well within its bytes.
+ * Intents one commit takes: up to four actions each (record, intent, outcome, key), and the counter. Their records need
+ * no count of bytes: with titles capped (MAX_TITLE_LENGTH), 24 of the largest, about 6 KB of JSON each, are some 300
+ * write units in a transaction, within the records' partition's 1,000 a second, and far within its 4 MB.
  */
-export const MAX_COMMIT_RECORD_BYTES = 400_000;
+export const MAX_INTENTS = 24;
 /** Intents older than this are from requests that have given up (the function's timeout): dropped. */
 export const INTENT_LIFETIME_MS = 10_000;
 /** Ids the counter keeps (`recent`) for the latest commits' POSTs: it bounds the counter, which every commit writes. */
@@ -35,24 +25,17 @@ export interface Intent {
 }
 
 /**
- * A queued POST's ask and key. Commits write the record its version made (`draft`), what it answers whatever the head's
- * version; `request` serves heads from before drafts (docs/operations.md, "Deploying a change": expand, then contract).
+ * A queued POST's ask and key. Commits write the record its version made (`draft`, told by how it differs from
+ * `request`: lib/todos.ts, draftOf), what it answers whatever the head's version.
  */
 export interface Payload {
   readonly request: NewTodo;
-  readonly draft?: TodoDraft;
+  readonly draft: TodoDraft;
   readonly claim?: IdempotencyClaim;
 }
 
-/**
- * An intent as a look or a commit reads it: with its payload, which rides in it; an intent of the version before may
- * have its payload apart (queue.ts, payloadKey), which a look does not read, nor a commit once it is stale.
- */
+/** An intent as a look or a commit reads it: with its payload, which rides in it (titles are capped: it is small). */
 export interface QueuedIntent extends Intent {
-  readonly payload?: Payload;
-}
-
-export interface TakenIntent extends Intent {
   readonly payload: Payload;
 }
 
@@ -106,14 +89,14 @@ export function placeOf(look: Look, mine: Intent): Place {
 
 /** One intent's share of a commit: the record it gets unless refused, and its bytes in the list. */
 export interface QueueWrite {
-  readonly intent: TakenIntent;
+  readonly intent: QueuedIntent;
   readonly todo: Todo;
   readonly bytes: number;
 }
 
 /** The record a taken intent gets with `id`, as its POST's version made it. */
-function recordFor({ payload }: TakenIntent, id: number): { todo: Todo; bytes: number } {
-  return numbered(payload.draft ?? draftOf(payload.request), payload.request, id);
+function recordFor({ payload }: QueuedIntent, id: number): { todo: Todo; bytes: number } {
+  return numbered(payload.draft, payload.request, id);
 }
 
 /** What one commit does: write these, delete every intent it took, and leave these outcomes. */
@@ -124,7 +107,7 @@ export interface CommitPlan {
   readonly drops: readonly Intent[];
   /** Outcomes of intents not written (refused, or a key's replay), by uuid, and those intents. */
   readonly settled: ReadonlyMap<string, StoredOutcome>;
-  readonly settledIntents: readonly TakenIntent[];
+  readonly settledIntents: readonly QueuedIntent[];
 }
 
 /** An intent older than a request lives: its POST has given up, and it is dropped unwritten. */
@@ -143,20 +126,18 @@ export const NOTHING_DECIDED: Decided = { settled: new Map(), done: new Set() };
 
 /**
  * A commit of `queue` (intents in order, as read): each POST once, none older than a request lives, one per key (others
- * later, with its replay), within a commit's record bytes, always `mine`; next ids in turn, to those not `decided`.
+ * later, with its replay); next ids in turn, to those not `decided`.
  */
 export function planCommit(
   counter: QueueCounter,
   queue: readonly QueuedIntent[],
-  mine: string,
   now: number,
   decided: Decided = NOTHING_DECIDED,
 ): CommitPlan {
   const uuids = new Set<string>();
   const keys = new Set<string>();
   const drops: Intent[] = [];
-  const taken: TakenIntent[] = [];
-  let bytes = 0;
+  const taken: QueuedIntent[] = [];
   for (const intent of queue.slice(0, MAX_INTENTS)) {
     const copy = uuids.has(intent.uuid);
     uuids.add(intent.uuid);
@@ -164,15 +145,10 @@ export function planCommit(
       drops.push(intent);
       continue;
     }
-    const { payload } = intent;
-    // Its payload was written before it (lib/dynamodb/queue.ts, putIntent), and lives longer.
-    if (payload === undefined) throw new Error(`the queue's intent ${intent.uuid} was read without its payload`);
-    const { claim } = payload;
+    const { claim } = intent.payload;
     if (claim && keys.has(claim.key)) continue;
     if (claim) keys.add(claim.key);
-    bytes += newTodoBytes(payload.request) + ITEM_OVERHEAD_BYTES;
-    if (bytes > MAX_COMMIT_RECORD_BYTES && intent.uuid !== mine) continue;
-    taken.push({ ...intent, payload });
+    taken.push(intent);
   }
   const written = taken.filter((intent) => !decided.settled.has(intent.uuid));
   for (const { uuid } of written) {
@@ -194,15 +170,9 @@ export function planCommit(
   };
 }
 
-/** Whether the next commit takes `mine`, as `queue` (from the head) shows: in its first intents, within its bytes. */
+/** Whether the next commit takes `mine`, as `queue` (from the head) shows: among the intents one commit takes. */
 export function takenNext(queue: readonly QueuedIntent[], mine: Intent): boolean {
-  let bytes = 0;
-  for (const { uuid, payload } of queue.slice(0, MAX_INTENTS)) {
-    // A payload apart (over 1 KB) is not read here: it may fill the commit.
-    bytes += payload === undefined ? Infinity : newTodoBytes(payload.request) + ITEM_OVERHEAD_BYTES;
-    if (uuid === mine.uuid) return bytes <= MAX_COMMIT_RECORD_BYTES;
-  }
-  return false;
+  return queue.slice(0, MAX_INTENTS).some(({ uuid }) => uuid === mine.uuid);
 }
 
 /** Of the ids the counter keeps from earlier commits, those within RECENT_IDS of its next, and this commit's. */

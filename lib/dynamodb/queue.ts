@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { StoreUnavailable } from '../errors';
 import { log } from '../log';
 import { pause, timeLimit } from '../abort';
@@ -6,7 +5,7 @@ import { createTodo, draftOf } from '../todos';
 import { claimPut } from './claims';
 import type { DeleteInput, PutInput, UpdateInput } from './client';
 import { HEAD_UNMARKED, INTENT_ID_FREE_OR_MINE, INTENT_IS_MINE, ITEM_EXISTS, ITEM_IS_NEW } from './conditions';
-import { counterMove, prepareCounter, readCounter, type Added } from './counter';
+import { addedBytes, counterAfter, counterMove, prepareCounter, readCounter } from './counter';
 import { decide } from './decisions';
 import { InvariantFailed, invariant } from './invariant';
 import { MIN_PAUSE_MS, type Pacing, type QueuePace, type QueueView } from './pacing';
@@ -18,7 +17,6 @@ import {
   commitShares,
   decidedAfter,
   intentId,
-  isStale,
   outcomeOf,
   placeOf,
   planCommit,
@@ -35,7 +33,7 @@ import {
   type StoredOutcome,
 } from './queue-plan';
 import { getItem } from './reads';
-import { COUNTER_KEY, EXPIRES, conditionFailed, toTodo, todoItem, type ListTable, type TableAccess } from './table';
+import { COUNTER_KEY, EXPIRES, toTodo, todoItem, written, type ListTable, type TableAccess } from './table';
 import { Transaction, commit, type Committed } from './transaction';
 
 /**
@@ -69,15 +67,9 @@ interface Wait {
   readonly pace?: QueuePace;
 }
 
-/** The queue as a head reads it to commit: the counter, and the first intents in order, each with its payload. */
-interface QueueRead {
-  readonly counter: QueueCounter;
-  readonly intents: readonly QueuedIntent[];
-}
-
 /** A head's commit in progress: the queue as read, what earlier rounds from that read decided, and this round's plan. */
 interface Commit {
-  readonly read: QueueRead;
+  readonly read: Look;
   readonly decided: Decided;
   readonly plan: CommitPlan;
   readonly started: number;
@@ -144,15 +136,6 @@ export function outcomeKey(uuid: string): { pk: string; id: number } {
   return { pk: `DONE#${uuid}`, id: 0 };
 }
 
-/**
- * Where the version before this one put a payload over 1,000 bytes, apart from its intent. No version writes one now
- * (titles are capped: every payload rides in its intent); a head still reads one, for an intent that version queued
- * during the deploy. The next deploy drops it (expand, then contract: docs/operations.md, "Deploying a change").
- */
-export function payloadKey(uuid: string): { pk: string; id: number } {
-  return { pk: `INTENT#${uuid}`, id: 0 };
-}
-
 /** Epoch seconds, as DynamoDB's time to live reads them, `seconds` from `now`. */
 function expiresIn(seconds: number, now: number): number {
   return Math.ceil(now / 1000) + seconds;
@@ -203,31 +186,24 @@ export async function queuePost(
   }
 }
 
-/** A new intent for `post`: an id drawn in arrival order, a uuid, and its payload, inline. */
+/** A new intent for `post`: an id drawn in arrival order, a uuid, and its payload. */
 function newIntent(table: TableAccess, post: Post): QueuedIntent {
-  const payload: Payload = {
-    request: post.request,
-    draft: draftOf(post.request),
-    ...(post.claim && { claim: post.claim }),
+  return {
+    id: intentId(table.runtime.now(), table.runtime.random),
+    uuid: table.runtime.uuid(),
+    payload: payloadOf(post),
   };
-  return { id: intentId(table.runtime.now(), table.runtime.random), uuid: table.runtime.uuid(), payload };
+}
+
+/** What a queued POST's intent carries: its request, the record its version makes of it, and its key's claim. */
+export function payloadOf(post: Post): Payload {
+  return { request: post.request, draft: draftOf(post.request), ...(post.claim && { claim: post.claim }) };
 }
 
 /** `state`'s move (MOVES). */
 function move(state: Active, io: Io): Promise<QueuedPost> {
   // TypeScript does not tie MOVES[state.state] to the state it takes: each move is typed by its own state.
   return (MOVES[state.state] as (state: Active, io: Io) => Promise<QueuedPost>)(state, io);
-}
-
-/** Whether a conditional write was applied (true) or refused by its condition (false); any other failure throws. */
-async function written(write: Promise<void>): Promise<boolean> {
-  try {
-    await write;
-    return true;
-  } catch (error) {
-    if (conditionFailed(error)) return false;
-    throw error;
-  }
 }
 
 /**
@@ -250,7 +226,9 @@ const MOVES: { readonly [S in Active['state']]: (state: StateOf<S>, io: Io) => P
     const mark = headMark(table.name, state.head, state.mine.uuid, now, pacing.headLeaseMs);
     return afterMark(state, await written(table.dynamodb.updateItem(mark, signal)), at());
   },
-  commitQueue: async (state, { table, signal, at }) => afterRead(state, await readQueue(table, signal), at()),
+  // The queue as a commit writes it: the counter and the first intents, each with its payload.
+  commitQueue: async (state, { table, signal, at }) =>
+    afterRead(state, await queryQueue(table, signal, 1 + MAX_INTENTS), at()),
   async sizeList(state, { table, signal }) {
     await prepareCounter(table, signal);
     return lookAgain(state.mine, state.wait);
@@ -323,10 +301,10 @@ function afterMark(state: StateOf<'takeOver'>, marked: boolean, at: Moment): Que
 }
 
 /** The queue as read: a commit of it, planned; first a size, for a list counted before sizes. */
-function afterRead(state: StateOf<'commitQueue'>, read: QueueRead, at: Moment): QueuedPost {
+function afterRead(state: StateOf<'commitQueue'>, read: Look, at: Moment): QueuedPost {
   const { mine, wait } = state;
   if (read.counter.bytes === undefined) return { state: 'sizeList', mine, wait };
-  const plan = planCommit(read.counter, read.intents, mine.uuid, at.now);
+  const plan = planCommit(read.counter, read.intents, at.now);
   return { state: 'commit', mine, wait, commit: { read, decided: NOTHING_DECIDED, plan, started: at.now } };
 }
 
@@ -357,7 +335,7 @@ function afterCommit(state: StateOf<'commit'>, committed: Committed<CommitRole>,
   if (next.kind !== 'again') return lookAgain(mine, wait);
   const after = decidedAfter(decided, settled);
   if (after.done.has(mine.uuid)) return { state: 'gone', mine, retracted: false };
-  const replanned = planCommit(read.counter, read.intents, mine.uuid, at.now, after);
+  const replanned = planCommit(read.counter, read.intents, at.now, after);
   return { state: 'commit', mine, wait, commit: { ...state.commit, decided: after, plan: replanned } };
 }
 
@@ -419,10 +397,14 @@ function learnLook({ view, now }: Moment, mine: Intent, look: Look): Look {
 
 /** What a commit that went through teaches the container: the counter after it, and how long a commit takes. */
 function learnCommit({ view, pacing, now }: Moment, plan: CommitPlan, started: number): void {
-  const { records, bytes } = addedBy(plan);
-  view.counter = { next: plan.counter.next + records, bytes: (plan.counter.bytes ?? 0) + bytes };
+  view.counter = counterAfter(plan.counter, plan.writes);
   view.commitMs = pacing.commitMs(view, now - started);
-  log('debug', { message: 'commit', intents: records, settled: plan.settled.size, dropped: plan.drops.length });
+  log('debug', {
+    message: 'commit',
+    intents: plan.writes.length,
+    settled: plan.settled.size,
+    dropped: plan.drops.length,
+  });
 }
 
 /** One Query of the counter's partition: the counter, then the first intents in order, `limit` items in all. */
@@ -447,30 +429,6 @@ async function queryQueue(table: TableAccess, signal: AbortSignal, limit: number
 }
 
 /**
- * The counter and the first intents in order, each with its payload: what a commit writes from. An intent of the
- * version before may have its payload apart (`payloadKey`): read, unless stale.
- */
-async function readQueue(table: TableAccess, signal: AbortSignal): Promise<QueueRead> {
-  const { counter, intents } = await queryQueue(table, signal, 1 + MAX_INTENTS);
-  const now = table.runtime.now();
-  // All payloads read at once, each request listening to the signal: past Node's warning at 10, and no leak.
-  setMaxListeners(2 * MAX_INTENTS, signal);
-  const read = await Promise.all(
-    intents.map(async (intent): Promise<QueuedIntent> => {
-      if (intent.payload !== undefined || isStale(intent, now)) return intent;
-      const payload = (await getItem(table, payloadKey(intent.uuid), signal)) as Payload | undefined;
-      return payload === undefined ? intent : { ...intent, payload };
-    }),
-  );
-  return { counter, intents: read };
-}
-
-/** What a commit adds to the list: its records, each with its bytes as its POST's version counted them. */
-function addedBy(plan: CommitPlan): Added {
-  return { records: plan.writes.length, bytes: plan.writes.reduce((sum, { bytes }) => sum + bytes, 0) };
-}
-
-/**
  * A commit's transaction: the counter, each written intent's record, claim and outcome, the settled ones' outcomes,
  * every intent taken deleted. It asserts what the queue relies on before anything is sent: the records take the
  * counter's next ids in the order their POSTs queued, with no gap; each goes with its outcome; the counter moves by
@@ -482,17 +440,11 @@ export function commitTransaction(
   { token, now }: { token: string; now: number },
 ): Transaction<CommitRole> {
   const table = list.name;
-  const added = addedBy(plan);
   const transaction = new Transaction<CommitRole>(token).add(
     'counter',
-    counterMove(list, plan.counter, added, recentAfter(plan)),
+    counterMove(list, plan.counter, plan.writes, recentAfter(plan)),
   );
   plan.writes.forEach(({ intent, todo, bytes }, j) => {
-    invariant(todo.id === plan.counter.next + j, 'a commit gives the counter’s next ids, in turn', () => ({
-      next: plan.counter.next,
-      place: j,
-      id: todo.id,
-    }));
     const before = plan.writes[j - 1]?.intent.id ?? -Infinity;
     invariant(intent.id > before, 'a commit writes intents in the order they queued', () => ({
       before,
@@ -526,9 +478,10 @@ export function commitTransaction(
     (sum, action) => sum + ('Put' in action && action.Put.Item.pk === 'TODO' ? Number(action.Put.Item.size) : 0),
     0,
   );
-  invariant(sizes === added.bytes, 'the counter moves by the sizes of the records a commit writes', () => ({
+  const moved = addedBytes(plan.writes);
+  invariant(sizes === moved, 'the counter moves by the sizes of the records a commit writes', () => ({
     sizes,
-    moved: added.bytes,
+    moved,
   }));
   return transaction;
 }

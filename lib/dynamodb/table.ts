@@ -10,7 +10,7 @@ import { RECORD_AT_VERSION, RECORD_UNCHANGED_SINCE_WRITTEN } from './conditions'
  *   its writer counted them (`storedSize`); its fields as the version that wrote them named them: a write changes
  *   only what it names, so another version's fields are kept (docs/design.md, "Two versions on one table").
  * - The counter, `pk = "COUNTER", id = 0` (counter.ts), once the table is seeded; under its partition, each queued
- *   POST's intent (queue.ts); a big request apart, `pk = "INTENT#<uuid>", id = 0`, unread by looks.
+ *   POST's intent, its payload in it (queue.ts); its outcome, `pk = "DONE#<uuid>", id = 0`.
  * - Each claimed Idempotency-Key, `pk = "KEY#<key>", id = 0` (claims.ts), with `expires` for the time to live.
  * - The list as a container last shared it, `pk = "SHARED", id = 0` (list.ts), read by new containers.
  */
@@ -19,8 +19,6 @@ export const TODO_PARTITION = 'TODO';
 export const COUNTER_KEY = { pk: 'COUNTER', id: 0 } as const;
 /** The attribute DynamoDB's time to live reads (serverless.yml): epoch seconds. */
 export const EXPIRES = 'expires';
-/** A generous size of an item beyond its record's bytes in the list (listBytes): key, version, attribute names. */
-export const ITEM_OVERHEAD_BYTES = 100;
 
 /**
  * What the actions a write sends need of the table: its name, and how large the list may grow there (MAX_LIST_BYTES,
@@ -106,4 +104,15 @@ export function atVersion(version: number | undefined): {
 /** A plain write refused because its condition did not hold: what it guarded against had happened. */
 export function conditionFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/** Whether a conditional write was applied (true) or refused by its condition (false); any other failure throws. */
+export async function written(write: Promise<void>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (conditionFailed(error)) return false;
+    throw error;
+  }
 }

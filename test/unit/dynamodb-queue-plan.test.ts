@@ -28,7 +28,7 @@ import { commitTransaction } from '../../lib/dynamodb/queue';
 import type { Reason } from '../../lib/dynamodb/transaction';
 import { KeyReused, ListFull } from '../../lib/errors';
 import { MAX_LIST_BYTES } from '../../lib/list-size';
-import { createTodo, listBytes } from '../../lib/todos';
+import { MAX_TITLE_LENGTH, createTodo, draftOf, listBytes } from '../../lib/todos';
 import type { IdempotencyClaim, Todo } from '../../lib/todos';
 
 /** The table as the actions see it: its name and the list's limit. */
@@ -44,7 +44,8 @@ const failed = (item?: Record<string, unknown>): Reason => ({ code: 'Conditional
 
 /** An intent that arrived `ago` ms before NOW, `n` apart from the others of that millisecond, as a commit reads it. */
 function intent(uuid: string, ago = 0, n = 0, payload: Partial<Payload> = {}): QueuedIntent {
-  return { id: (NOW - ago) * 1000 + n, uuid, payload: { request: { title: `title of ${uuid}` }, ...payload } };
+  const request = payload.request ?? { title: `title of ${uuid}` };
+  return { id: (NOW - ago) * 1000 + n, uuid, payload: { request, draft: draftOf(request), ...payload } };
 }
 
 function claim(key: string, fingerprint = `print of ${key}`): IdempotencyClaim {
@@ -60,7 +61,9 @@ function keptClaim(of: IdempotencyClaim, todo: Todo) {
 /** Up to 40 intents in the queue's order (by id), each of its own POST. */
 const queues = fc
   .uniqueArray(fc.nat({ max: 5_000_000 }), { minLength: 1, maxLength: 40 })
-  .map((offsets) => offsets.sort((a, b) => a - b).map((offset, i) => ({ id: NOW * 1000 + offset, uuid: `u${i}` })));
+  .map((offsets) =>
+    offsets.sort((a, b) => a - b).map((offset, i) => ({ ...intent(`u${i}`), id: NOW * 1000 + offset })),
+  );
 
 describe('placeOf: where a POST stands in a look at the queue', () => {
   const counter: QueueCounter = { next: 10, bytes: 0, recent: { done: 9 } };
@@ -108,7 +111,7 @@ describe('planCommit: what one commit writes', () => {
 
   it('writes the intents in order, with the next ids in turn, and the counter it read', () => {
     const queue = [intent('a', 3), intent('b', 2), intent('c', 1)];
-    const plan = planCommit(counter, queue, 'b', NOW);
+    const plan = planCommit(counter, queue, NOW);
     expect(plan.writes.map(({ intent: { uuid }, todo }) => [uuid, todo])).toEqual([
       ['a', createTodo({ title: 'title of a' }, 7)],
       ['b', createTodo({ title: 'title of b' }, 8)],
@@ -121,14 +124,14 @@ describe('planCommit: what one commit writes', () => {
   it('writes one POST once: a second intent of the same POST (a retried put that landed twice) is dropped', () => {
     const first = intent('a', 3);
     const second = intent('a', 1, 5);
-    const plan = planCommit(counter, [first, intent('b', 2), second], 'b', NOW);
+    const plan = planCommit(counter, [first, intent('b', 2), second], NOW);
     expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b']);
     expect(plan.drops).toEqual([second]);
   });
 
   it('drops intents older than a request lives, unwritten', () => {
     const stale = intent('old', INTENT_LIFETIME_MS + 1);
-    const plan = planCommit(counter, [stale, intent('a', 1)], 'a', NOW);
+    const plan = planCommit(counter, [stale, intent('a', 1)], NOW);
     expect(plan.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['a', 7]]);
     expect(plan.drops).toEqual([stale]);
   });
@@ -136,41 +139,30 @@ describe('planCommit: what one commit writes', () => {
   it('takes one intent per Idempotency-Key; the other waits for a later commit, which answers it with the replay', () => {
     const first = intent('a', 3, 0, { claim: claim('k') });
     const second = intent('b', 2, 0, { claim: claim('k') });
-    const plan = planCommit(counter, [first, second, intent('c', 1)], 'c', NOW);
+    const plan = planCommit(counter, [first, second, intent('c', 1)], NOW);
     expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'c']);
     expect(plan.drops).toEqual([]);
   });
 
   it('considers the first MAX_INTENTS intents only', () => {
     const queue = Array.from({ length: MAX_INTENTS + 5 }, (_, i) => intent(`u${i}`, 100 - i));
-    expect(planCommit(counter, queue, 'u0', NOW).writes).toHaveLength(MAX_INTENTS);
+    expect(planCommit(counter, queue, NOW).writes).toHaveLength(MAX_INTENTS);
   });
 
-  it('stays within a commit’s record bytes, but always takes the committing POST’s own intent', () => {
-    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(150_000) } });
-    const queue = [big('a', 9), big('b', 8), big('c', 7), big('mine', 6)];
-    const plan = planCommit(counter, queue, 'mine', NOW);
-    // Two titles of 150 KB fit in MAX_COMMIT_RECORD_BYTES (400 KB); the third does not.
-    expect(plan.writes.map(({ intent: { uuid } }) => uuid)).toEqual(['a', 'b', 'mine']);
-  });
-
-  it('says the next commit takes a POST only where it does: among its first intents, within its bytes', () => {
+  it('says the next commit takes a POST only where it does: among its first intents', () => {
     const queue = Array.from({ length: MAX_INTENTS + 1 }, (_, i) => intent(`p${i}`, 100 - i));
     expect(takenNext(queue, intent(`p${MAX_INTENTS - 1}`, 100 - MAX_INTENTS + 1))).toBe(true);
     expect(takenNext(queue, intent(`p${MAX_INTENTS}`, 100 - MAX_INTENTS))).toBe(false);
-    // Behind 400 KB of records; behind a payload apart, which a look does not read: it may be as big.
-    const big = (uuid: string, ago: number) => intent(uuid, ago, 0, { request: { title: 'x'.repeat(150_000) } });
-    expect(takenNext([big('a', 9), big('b', 8), big('c', 7), intent('d', 6)], intent('d', 6))).toBe(false);
-    expect(takenNext([big('a', 9), intent('d', 6)], intent('d', 6))).toBe(true);
-    expect(takenNext([{ id: intent('a', 9).id, uuid: 'a' }, intent('d', 6)], intent('d', 6))).toBe(false);
   });
 
   it('holds for any queue: a POST takenNext says the next commit takes is among that commit’s writes', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat({ max: 200_000 }), { minLength: 1, maxLength: 40 }), (titles) => {
-        const queue = titles.map((bytes, i) => intent(`p${i}`, 100 - i, 0, { request: { title: 'x'.repeat(bytes) } }));
+      fc.property(fc.array(fc.nat({ max: MAX_TITLE_LENGTH }), { minLength: 1, maxLength: 40 }), (titles) => {
+        const queue = titles.map((length, i) =>
+          intent(`p${i}`, 100 - i, 0, { request: { title: 'x'.repeat(length) } }),
+        );
         // Committed by the head, p0.
-        const written = new Set(planCommit(counter, queue, 'p0', NOW).writes.map(({ intent: { uuid } }) => uuid));
+        const written = new Set(planCommit(counter, queue, NOW).writes.map(({ intent: { uuid } }) => uuid));
         for (const mine of queue) if (takenNext(queue, mine)) expect(written).toContain(mine.uuid);
       }),
     );
@@ -179,7 +171,7 @@ describe('planCommit: what one commit writes', () => {
   it('leaves POSTs already decided out of the writes: done ones dropped, settled ones answered by their outcome', () => {
     const [a, b, c] = [intent('a', 3), intent('b', 2), intent('c', 1)];
     const decided = { settled: new Map([['b', { refused: 'reused' as const }]]), done: new Set(['a']) };
-    const plan = planCommit(counter, [a, b, c], 'c', NOW, decided);
+    const plan = planCommit(counter, [a, b, c], NOW, decided);
     expect(plan.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['c', 7]]);
     expect(plan.drops).toEqual([a]);
     expect([...plan.settled]).toEqual([['b', { refused: 'reused' }]]);
@@ -200,7 +192,7 @@ describe('planCommit: what one commit writes', () => {
       fc.property(withCopies, fc.nat(), (queue, pick) => {
         const mine = queue[pick % queue.length] ?? queue[0];
         if (mine === undefined) return;
-        const plan = planCommit(counter, queue, mine.uuid, NOW);
+        const plan = planCommit(counter, queue, NOW);
         const written = plan.writes.map(({ intent: { uuid } }) => uuid);
         expect(new Set(written).size).toBe(written.length);
         expect(plan.writes.map(({ todo: { id } }) => id)).toEqual(written.map((_, j) => counter.next + j));
@@ -217,7 +209,7 @@ describe('planCommit: what one commit writes', () => {
 describe('recentAfter: the ids the counter keeps for POSTs still looking', () => {
   it('keeps the earlier ids within RECENT_IDS of the counter, and adds this commit’s', () => {
     const recent = { old: 100 - RECENT_IDS - 1, kept: 100 - RECENT_IDS, last: 99 };
-    const plan = planCommit({ next: 100, bytes: 0, recent }, [intent('a', 2), intent('b', 1)], 'a', NOW);
+    const plan = planCommit({ next: 100, bytes: 0, recent }, [intent('a', 2), intent('b', 1)], NOW);
     expect(recentAfter(plan)).toEqual({ kept: 100 - RECENT_IDS, last: 99, a: 100, b: 101 });
   });
 });
@@ -239,27 +231,27 @@ describe('decide, for the queue: what a cancelled commit means', () => {
   }
 
   it('reads the queue again when another commit moved the counter first', () => {
-    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    const plan = planCommit(counter, [intent('a')], NOW);
     expect(verdictOf(plan, { counter: failed({ next: 9, bytes: 1_000 }) })).toEqual({ kind: 'reread' });
   });
 
   it('sizes the list first on a table whose counter has no size yet', () => {
-    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    const plan = planCommit(counter, [intent('a')], NOW);
     expect(verdictOf(plan, { counter: failed({ next: 7 }) })).toEqual({ kind: 'size the list' });
   });
 
   it('reads the queue again when one of the intents it took is gone (another commit took it)', () => {
     const a = intent('a');
-    const plan = planCommit(counter, [a], 'a', NOW);
+    const plan = planCommit(counter, [a], NOW);
     expect(verdictOf(plan, { [`intent ${a.id}`]: failed() })).toEqual({ kind: 'reread' });
   });
 
   it('commits again without a POST that has an outcome already (it withdrew, or another commit wrote it)', () => {
-    const plan = planCommit(counter, [intent('a', 2), intent('b', 1)], 'b', NOW);
+    const plan = planCommit(counter, [intent('a', 2), intent('b', 1)], NOW);
     const verdict = verdictOf(plan, { 'outcome a': failed() });
     expect(verdict).toEqual({ kind: 'again', decided: { settled: new Map(), done: new Set(['a']) } });
     if (verdict.kind !== 'again') return;
-    const next = planCommit(counter, [intent('a', 2), intent('b', 1)], 'b', NOW, verdict.decided);
+    const next = planCommit(counter, [intent('a', 2), intent('b', 1)], NOW, verdict.decided);
     expect(next.writes.map(({ intent: { uuid }, todo: { id } }) => [uuid, id])).toEqual([['b', 7]]);
   });
 
@@ -269,7 +261,6 @@ describe('decide, for the queue: what a cancelled commit means', () => {
     const plan = planCommit(
       counter,
       [intent('a', 2, 0, { claim: mineClaim }), intent('b', 1, 0, { claim: claim('k2', 'another request') })],
-      'a',
       NOW,
     );
     const replayed = createTodo({ title: 'first' }, 4);
@@ -298,7 +289,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
     ];
     const room = listBytes(createTodo({ title }, 7)) + listBytes(createTodo({ title }, 8)) / 2;
     const full = { next: 7, bytes: MAX_LIST_BYTES - room };
-    const plan = planCommit(full, queue, 'a', NOW);
+    const plan = planCommit(full, queue, NOW);
     const verdict = verdictOf(plan, { counter: failed(full) });
     expect(verdict).toEqual({
       kind: 'again',
@@ -321,7 +312,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
       intent('a', 2, 0, { request: { title }, claim: refusedClaim }),
       intent('b', 1, 0, { request: { title }, claim: keptClaim409 }),
     ];
-    const first = planCommit(full, queue, 'a', NOW);
+    const first = planCommit(full, queue, NOW);
     const refused = verdictOf(first, {
       counter: failed(full),
       'claim b': failed(claimPut('todos', keptClaim409, { listFull: true }, Date.now()).Put.Item),
@@ -331,7 +322,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
       decided: { settled: new Map([['b', { refused: 'full', replayed: true }]]), done: new Set() },
     });
     if (refused.decided === undefined) throw new Error('decided');
-    const second = planCommit(full, queue, 'a', NOW, refused.decided);
+    const second = planCommit(full, queue, NOW, refused.decided);
     const again = verdictOf(second, { counter: failed(full) });
     expect(again).toMatchObject({ kind: 'again', decided: { settled: new Map([['a', { refused: 'full' }]]) } });
     if (again.decided === undefined) throw new Error('decided');
@@ -339,7 +330,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
       settled: new Map([...refused.decided.settled, ...again.decided.settled]),
       done: new Set<string>(),
     };
-    const claims = commitTransaction(LIST, planCommit(full, queue, 'a', NOW, decided), {
+    const claims = commitTransaction(LIST, planCommit(full, queue, NOW, decided), {
       token: 't',
       now: NOW,
     }).actions.flatMap((action) =>
@@ -355,7 +346,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
     // b was refused for no room: this commit claims its key for the 409. Meanwhile its request, sent again from another
     // container with the same key, claimed it first and was written when a DELETE made room.
     const refusedB: Decided = { settled: new Map([['b', { refused: 'full' }]]), done: new Set() };
-    const plan = planCommit(full, queue, 'a', NOW, refusedB);
+    const plan = planCommit(full, queue, NOW, refusedB);
     const twin = createTodo({ title: 'refused, then sent again' }, 6);
     const verdict = verdictOf(plan, { 'claim b': failed(keptClaim(key, twin)) });
     expect(verdict).toEqual({
@@ -365,7 +356,7 @@ describe('decide, for the queue: what a cancelled commit means', () => {
   });
 
   it('says unexplained when no reason it knows is there', () => {
-    const plan = planCommit(counter, [intent('a')], 'a', NOW);
+    const plan = planCommit(counter, [intent('a')], NOW);
     expect(verdictOf(plan, { 'record a': { code: 'ValidationError' } })).toEqual({
       kind: 'unexplained',
     });

@@ -8,7 +8,7 @@ import { handlersOn } from '../support/routes';
 import type { DynamoDb } from '../../lib/dynamodb/client';
 import { StoreUnavailable } from '../../lib/errors';
 import { PACING, newQueueView, type QueueView } from '../../lib/dynamodb/pacing';
-import { outcomeKey, payloadKey, queuePost } from '../../lib/dynamodb/queue';
+import { outcomeKey, payloadOf, queuePost } from '../../lib/dynamodb/queue';
 import { MAX_INTENTS } from '../../lib/dynamodb/queue-plan';
 import { claimKey } from '../../lib/dynamodb/claims';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
@@ -17,6 +17,7 @@ import { MAX_TITLE_LENGTH, SEED_TODOS } from '../../lib/todos';
 import { eventually } from '../../harness/wait';
 import { localClient } from '../support/dynamodb-local-process';
 import { fullRequest, recordFrom } from '../support/todo-fields';
+import { newTodo } from '../../lib/input';
 import { fakeRuntime } from '../support/fake-runtime';
 import {
   dynamoDbStore,
@@ -59,13 +60,10 @@ async function container(table: string) {
 /** The record a POST of `post` above, titled `title`, makes with `id`: every field compared, not its title alone. */
 const recordOf = (title: string, id: number) => recordFrom(fullRequest(title), id);
 
-/** A queued POST as the store writes it for a big request (lib/dynamodb/queue.ts): its intent, and its payload apart. */
-function queuedItems(uuid: string, id: number, title: string) {
-  const expires = Math.ceil(Date.now() / 1000) + 600;
-  return [
-    { pk: COUNTER_KEY.pk, id, uuid, [EXPIRES]: expires },
-    { ...payloadKey(uuid), request: fullRequest(title), [EXPIRES]: expires },
-  ];
+/** A queued POST's intent as the store writes it (lib/dynamodb/queue.ts), its payload in it. */
+function queuedIntent(uuid: string, id: number, title: string) {
+  const payload = payloadOf({ request: newTodo(fullRequest(title)), claim: undefined });
+  return { pk: COUNTER_KEY.pk, id, uuid, payload, [EXPIRES]: Math.ceil(Date.now() / 1000) + 600 };
 }
 
 /**
@@ -187,9 +185,8 @@ describe('the queue of POSTs, across containers', () => {
     async () => {
       const { table, containers } = await contendedContainers(3);
       // The head: an intent whose container has stalled, written as a POST's would be.
-      for (const item of queuedItems('a stalled container', Date.now() * 1000, 'stalled head')) {
-        await localDocumentClient(testDynamoDbEndpoint()).send(new PutCommand({ TableName: table, Item: item }));
-      }
+      const head = queuedIntent('a stalled container', Date.now() * 1000, 'stalled head');
+      await localDocumentClient(testDynamoDbEndpoint()).send(new PutCommand({ TableName: table, Item: head }));
       // A commit of the head takes a while, as under load: every POST that takes over meanwhile races it.
       const commitsHead = both(operation('TransactWriteItems'), mentions('stalled head'));
       for (const { network } of containers) network.inject(commitsHead, { holdRequestMs: 300 }, Infinity);
@@ -222,9 +219,8 @@ describe('the queue of POSTs, across containers', () => {
       const expires = Math.ceil(Date.now() / 1000) + 600;
       for (let i = 0; i < 10; i++) {
         const uuid = `withdrawn ${i}`;
-        for (const item of queuedItems(uuid, Date.now() * 1000 + i, uuid)) {
-          await documents.send(new PutCommand({ TableName: table, Item: item }));
-        }
+        const intent = queuedIntent(uuid, Date.now() * 1000 + i, uuid);
+        await documents.send(new PutCommand({ TableName: table, Item: intent }));
         const outcome = { ...outcomeKey(uuid), refused: 'withdrawn', [EXPIRES]: expires };
         await documents.send(new PutCommand({ TableName: table, Item: outcome }));
       }
@@ -324,7 +320,11 @@ describe('a POST far back in the queue, on a clock of the test’s own (no Java)
   function queued({ ahead = FAR_BACK, perCommit = MAX_INTENTS, commitMs = COMMIT_MS, deadline = 9_000 } = {}) {
     const { clock, runtime } = fakeRuntime(START, () => 'mine');
     // Each with its payload inline: short titles.
-    const queue = ahead.map((id, i) => ({ id, uuid: `ahead ${i}`, payload: { request: { title: `ahead ${i}` } } }));
+    const queue = ahead.map((id, i) => ({
+      id,
+      uuid: `ahead ${i}`,
+      payload: payloadOf({ request: { title: `ahead ${i}` }, claim: undefined }),
+    }));
     let mine: Record<string, unknown> | undefined;
     let looks = 0;
     const retracted: string[] = [];

@@ -4,7 +4,7 @@ import { awsDynamoDb, type AwsDynamoDb, type AwsDynamoDbOptions } from '../../ha
 import { context, event, invoke } from '../support/event';
 import { both, mentions, operation, startFaultProxy, type FaultProxy } from '../../harness/fault-proxy';
 import { handlersOn } from '../support/routes';
-import { payloadKey } from '../../lib/dynamodb/queue';
+import { payloadOf } from '../../lib/dynamodb/queue';
 import { COUNTER_KEY, EXPIRES } from '../../lib/dynamodb/table';
 import { MAX_TITLE_LENGTH } from '../../lib/todos';
 import {
@@ -67,17 +67,14 @@ async function contendedContainers(count: number, dynamodb: AwsDynamoDb) {
 
 /**
  * The largest title a client can send that starts with `prefix`, in JSON: at the cap, the rest of characters JSON
- * escapes to six bytes, so that its request is written apart from its intent (lib/dynamodb/queue.ts).
+ * escapes to six bytes.
  */
 const largestTitle = (prefix: string) => prefix + '\u0001'.repeat(MAX_TITLE_LENGTH - prefix.length);
 
-/** A queued POST's intent and its payload (lib/dynamodb/queue.ts), as a container that crashed left them. */
+/** A queued POST's intent, its payload in it (lib/dynamodb/queue.ts), as a container that crashed left it. */
 function leftoverIntent(uuid: string, id: number) {
-  const expires = Math.ceil(Date.now() / 1000) + 600;
-  return [
-    { pk: COUNTER_KEY.pk, id, uuid, [EXPIRES]: expires },
-    { ...payloadKey(uuid), request: { title: `left by ${uuid}` }, [EXPIRES]: expires },
-  ];
+  const payload = payloadOf({ request: { title: `left by ${uuid}` }, claim: undefined });
+  return { pk: COUNTER_KEY.pk, id, uuid, payload, [EXPIRES]: Math.ceil(Date.now() / 1000) + 600 };
 }
 
 describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
@@ -138,7 +135,7 @@ describe('POSTs of many containers on DynamoDB as AWS runs it', () => {
       if (behind === undefined) throw new Error('a container');
       const documents = localDocumentClient(testDynamoDbEndpoint());
       const id = Date.now() * 1000;
-      for (const item of [...leftoverIntent('one post', id), ...leftoverIntent('one post', id + 1)]) {
+      for (const item of [leftoverIntent('one post', id), leftoverIntent('one post', id + 1)]) {
         await documents.send(new PutCommand({ TableName: table, Item: item }));
       }
       const answer = await behind.post('after the leftovers');

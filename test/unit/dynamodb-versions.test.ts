@@ -302,15 +302,15 @@ describe('the fields of a record and the attributes of its item', () => {
 describe('a queue commit writes each POST as its own version made it', () => {
   const TABLE = 'todos';
   const now = Date.now();
-  const intent = (uuid: string, draft: TodoDraft | undefined, request: NewTodo): QueuedIntent => ({
+  const intent = (uuid: string, draft: TodoDraft, request: NewTodo): QueuedIntent => ({
     id: now * 1000,
     uuid,
-    payload: { request, ...(draft && { draft }) },
+    payload: { request, draft },
   });
 
   it("a head of this version writes N+1's draft whole, with its id and the size N+1 counted", () => {
     const draft = next.draftOf(HIGH);
-    const plan = planCommit({ next: 10, bytes: 0 }, [intent('n1', draft, HIGH)], 'n1', now);
+    const plan = planCommit({ next: 10, bytes: 0 }, [intent('n1', draft, HIGH)], now);
 
     const numbered = next.numbered(draft, HIGH, 10);
     expect(plan.writes.map(({ todo, bytes }) => ({ todo, bytes }))).toEqual([numbered]);
@@ -326,12 +326,6 @@ describe('a queue commit writes each POST as its own version made it', () => {
     const draft = draftOf(request);
     expect(JSON.stringify(draft)).not.toContain(request.title);
     expect(numbered(draft, request, 7).todo).toEqual(createTodo(request, 7));
-  });
-
-  it('an intent of the version before drafts is written from its request', () => {
-    const plan = planCommit({ next: 10, bytes: 0 }, [intent('old', undefined, { title: 'queued before' })], 'old', now);
-    expect(plan.writes.map(({ todo }) => todo)).toEqual([createTodo({ title: 'queued before' }, 10)]);
-    expect(plan.writes.map(({ bytes }) => bytes)).toEqual([listBytes(createTodo({ title: 'queued before' }, 10))]);
   });
 });
 
