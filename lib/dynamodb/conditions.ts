@@ -39,9 +39,14 @@ export const COUNTER_SIZED_AND_VERSIONED = 'attribute_exists(#bytes) AND attribu
 /** The counter has its size: the read repair moves it only once the list is counted (counter.ts, prepareCounter). */
 export const COUNTER_SIZED = 'attribute_exists(#bytes)';
 
-/** An attribute of the counter is not set yet: whoever sets it first sets it, once (counter.ts, setOnce). */
-export function notSetYet(name: string): string {
-  return `attribute_not_exists(${name})`;
+/**
+ * None of these attributes of the counter (by their placeholders, `#name`) is set yet: whoever sets them first sets
+ * them, once (counter.ts, setOnce).
+ */
+export function notSetYet(names: Readonly<Record<string, string>>): string {
+  return Object.keys(names)
+    .map((name) => `attribute_not_exists(${name})`)
+    .join(' AND ');
 }
 
 /** A queued POST's intent id is free, or holds its own uuid (a retry of its put finds its first copy's). */

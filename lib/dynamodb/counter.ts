@@ -133,7 +133,7 @@ export async function prepareCounter(table: TableAccess, signal: AbortSignal): P
   }
 }
 
-/** Sets counter attributes unless the first of them exists already: whoever sets them first, sets them. */
+/** Sets counter attributes unless one of them is set already: whoever sets them first, sets them. */
 async function setOnce(
   table: TableAccess,
   update: string,
@@ -148,7 +148,7 @@ async function setOnce(
         TableName: table.name,
         Key: COUNTER_KEY,
         UpdateExpression: update,
-        ConditionExpression: notSetYet(Object.keys(names)[0] ?? ''),
+        ConditionExpression: notSetYet(names),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },
