@@ -70,7 +70,7 @@ export interface QueuePace {
   readonly at: number;
   /**
    * Whether a closer look (the queue's first intents) showed it among what the next commit takes (`takenNext`): seen
-   * so, it stays so, and is never out of reach; undefined until it looks closer.
+   * so, it stays so, and is never out of reach; seen not, it is out of reach (`reach`); undefined until it looks closer.
    */
   readonly inNextCommit?: boolean | undefined;
 }
@@ -130,9 +130,10 @@ export const PACING: Pacing = {
   headLeaseMs: HEAD_LEASE_MS,
   afterLook: paceAfter,
   reach(pace, mine, msLeft) {
-    // Seen in the next commit once, it stays so: intents ahead only leave.
-    if (pace.inNextCommit === true || !outOfReach(pace, mine, msLeft)) return 'stays';
-    return pace.inNextCommit === false ? 'out of reach' : 'look closer';
+    // Its closer look decides: seen in the next commit, it stays so (intents ahead only leave); not, it is out of reach,
+    // as its pace said before it looked closer (the pace after that look is not weighed again).
+    if (pace.inNextCommit !== undefined) return pace.inNextCommit ? 'stays' : 'out of reach';
+    return outOfReach(pace, mine, msLeft) ? 'look closer' : 'stays';
   },
   pauseBeforeLook: (view, pace, mine, headStillForMs) =>
     pauseBeforeLook(view.commitMs, headStillForMs, pace === undefined ? 0 : intentsAhead(pace, mine)),

@@ -188,11 +188,9 @@ export async function queuePost(
 
 /** A new intent for `post`: an id drawn in arrival order, a uuid, and its payload. */
 function newIntent(table: TableAccess, post: Post): QueuedIntent {
-  return {
-    id: intentId(table.runtime.now(), table.runtime.random),
-    uuid: table.runtime.uuid(),
-    payload: payloadOf(post),
-  };
+  // The uuid drawn before the id, as before the queue was states: the scale model replays a391e88's runs draw for draw.
+  const uuid = table.runtime.uuid();
+  return { id: intentId(table.runtime.now(), table.runtime.random), uuid, payload: payloadOf(post) };
 }
 
 /** What a queued POST's intent carries: its request, the record its version makes of it, and its key's claim. */
@@ -216,19 +214,22 @@ const MOVES: { readonly [S in Active['state']]: (state: StateOf<S>, io: Io) => P
   async waiting(state, { table, signal, at }) {
     await pause(state.pauseMs, signal, table.runtime);
     // A look: the counter and first intent, one unit (a Query charges the items read, projected or not).
-    return afterLook(state, learnLook(at(), state.mine, await queryQueue(table, signal, 2)), at());
+    return looked(state, await queryQueue(table, signal, 2), at());
   },
   // The queue's first intents: whether the next commit takes it (four or more intents a read unit).
   lookCloser: async (state, { table, signal, at }) =>
-    afterLook(state, learnLook(at(), state.mine, await queryQueue(table, signal, 1 + MAX_INTENTS)), at()),
+    looked(state, await queryQueue(table, signal, 1 + MAX_INTENTS), at()),
   async takeOver(state, { table, signal, at }) {
     const { now, pacing } = at();
     const mark = headMark(table.name, state.head, state.mine.uuid, now, pacing.headLeaseMs);
     return afterMark(state, await written(table.dynamodb.updateItem(mark, signal)), at());
   },
   // The queue as a commit writes it: the counter and the first intents, each with its payload.
-  commitQueue: async (state, { table, signal, at }) =>
-    afterRead(state, await queryQueue(table, signal, 1 + MAX_INTENTS), at()),
+  async commitQueue(state, { table, signal, at }) {
+    // A commit's time (pacing.commitMs) runs from the head's read of the queue.
+    const started = at().now;
+    return afterRead(state, await queryQueue(table, signal, 1 + MAX_INTENTS), at(), started);
+  },
   async sizeList(state, { table, signal }) {
     await prepareCounter(table, signal);
     return lookAgain(state.mine, state.wait);
@@ -294,18 +295,23 @@ function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Mom
   return waiting(mine, { head, pace }, at);
 }
 
+/** A look learnt and decided on at its answer's moment, not its sending's: a throttled look is answered late. */
+function looked(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Moment): QueuedPost {
+  return afterLook(state, learnLook(at, state.mine, look), at);
+}
+
 /** Its mark on the head landed: it commits; another POST's did: it gives that one a lease. */
 function afterMark(state: StateOf<'takeOver'>, marked: boolean, at: Moment): QueuedPost {
   if (marked) return { state: 'commitQueue', mine: state.mine, wait: state.wait };
   return waiting(state.mine, { ...state.wait, head: { id: state.head.id, since: at.now } }, at);
 }
 
-/** The queue as read: a commit of it, planned; first a size, for a list counted before sizes. */
-function afterRead(state: StateOf<'commitQueue'>, read: Look, at: Moment): QueuedPost {
+/** The queue as read (sent at `started`): a commit of it, planned; first a size, for a list counted before sizes. */
+function afterRead(state: StateOf<'commitQueue'>, read: Look, at: Moment, started: number): QueuedPost {
   const { mine, wait } = state;
   if (read.counter.bytes === undefined) return { state: 'sizeList', mine, wait };
   const plan = planCommit(read.counter, read.intents, at.now);
-  return { state: 'commit', mine, wait, commit: { read, decided: NOTHING_DECIDED, plan, started: at.now } };
+  return { state: 'commit', mine, wait, commit: { read, decided: NOTHING_DECIDED, plan, started } };
 }
 
 /**
