@@ -22,7 +22,7 @@ import {
   type Look,
   type QueueCounter,
 } from '../../lib/dynamodb/queue-plan';
-import { intentsAhead, outOfReach, paceAfter, pauseBeforeLook } from '../../lib/dynamodb/pacing';
+import { PACING, intentsAhead, outOfReach, paceAfter, pauseBeforeLook } from '../../lib/dynamodb/pacing';
 import { decide } from '../../lib/dynamodb/decisions';
 import { commitTransaction } from '../../lib/dynamodb/queue';
 import type { Reason } from '../../lib/dynamodb/transaction';
@@ -425,6 +425,20 @@ describe('intentId and pauseBeforeLook', () => {
       paceAfter({ ...moved, inNextCommit: true }, { id: (NOW - 100) * 1000, uuid: 'h3' }, { next: 148 }, NOW + 100)
         .inNextCommit,
     ).toBe(true);
+  });
+
+  it('lets a closer look decide: in the next commit, it stays; not in it, it is out of reach, whatever its pace says', () => {
+    const mine = { id: NOW * 1000, uuid: 'mine' };
+    const first = paceAfter(undefined, { id: (NOW - 300) * 1000, uuid: 'h1' }, { next: 100 }, NOW);
+    // 24 ids in 50 ms, 48 intents ahead: about 100 ms of commits.
+    const moved = paceAfter(first, { id: (NOW - 200) * 1000, uuid: 'h2' }, { next: 124 }, NOW + 50);
+    expect(PACING.reach(moved, mine, 120)).toBe('stays');
+    expect(PACING.reach(moved, mine, 80)).toBe('look closer');
+    expect(PACING.reach({ ...moved, inNextCommit: true }, mine, 80)).toBe('stays');
+    // The pace a closer look leaves may say it is in reach again: the look that showed it not in the next commit
+    // decides (weighed again, a POST the next commit does not take waited on, only to be dropped at its deadline).
+    expect(PACING.reach({ ...moved, inNextCommit: false }, mine, 80)).toBe('out of reach');
+    expect(PACING.reach({ ...moved, inNextCommit: false }, mine, 120)).toBe('out of reach');
   });
 
   it('pauses a commit for each further commit’s intents ahead, past the first two, at most 500 ms', () => {
