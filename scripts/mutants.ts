@@ -251,8 +251,8 @@ export const MUTANTS: readonly Mutant[] = [
   {
     id: 'posts-ids-by-batch-place',
     file: 'lib/dynamodb/posts.ts',
-    find: 'added([createTodo(post.request, counter.next + j)])',
-    replace: 'added([createTodo(post.request, counter.next + index)])',
+    find: 'const todo = createTodo(post.request, counter.next + j);',
+    replace: 'const todo = createTodo(post.request, counter.next + index);',
     why: 'ids by place in the batch instead of among the POSTs still open: ids skipped once some are settled',
   },
   {

@@ -28,6 +28,7 @@ export function added(todos: readonly Todo[]): Added[] {
   return todos.map((todo) => ({ todo, bytes: listBytes(todo) }));
 }
 
+/** The bytes `records` add to the list. */
 export function addedBytes(records: readonly Added[]): number {
   return records.reduce((sum, { bytes }) => sum + bytes, 0);
 }

@@ -4,7 +4,7 @@ import { claimKey, claimPut, inFlightAtDeadline, replayOf } from './claims';
 import { getItem } from './reads';
 import { queuePost } from './queue';
 import type { Pacing, QueueView } from './pacing';
-import { added, counterAfter, counterMove, prepareCounter, readCounter, type Added } from './counter';
+import { counterAfter, counterMove, prepareCounter, readCounter, type Added } from './counter';
 import { todoItem, written, type Counter, type ListTable, type TableAccess } from './table';
 import { decide, decidingAt, type Settled, type Share } from './decisions';
 import { Transaction, commit, type CommitWatch } from './transaction';
@@ -41,8 +41,8 @@ export function planPosts(counter: Counter, posts: readonly Post[], open: readon
   return open.flatMap((index, j) => {
     const post = posts[index];
     if (post === undefined) return [];
-    const [write] = added([createTodo(post.request, counter.next + j)]);
-    return write === undefined ? [] : [{ index, ...write }];
+    const todo = createTodo(post.request, counter.next + j);
+    return [{ index, todo, bytes: listBytes(todo) }];
   });
 }
 
