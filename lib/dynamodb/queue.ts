@@ -27,6 +27,7 @@ import {
   type Decided,
   type Intent,
   type Look,
+  type Place,
   type Payload,
   type QueueCounter,
   type QueuedIntent,
@@ -268,12 +269,11 @@ function afterPut(state: StateOf<'putIntent'>, put: boolean, at: Moment): Queued
 }
 
 /**
- * Where a look finds `mine`: committed (its id in `recent`), gone, at the head, or waiting. Waiting, its pacing says
+ * Where a look finds `mine` (`place`): committed (its id in `recent`), gone, at the head, or waiting. Waiting, its pacing says
  * whether it stays, looks closer or is out of reach; a head still past its lease is taken over.
  */
-function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Moment): QueuedPost {
+function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, place: Place, at: Moment): QueuedPost {
   const { mine } = state;
-  const place = placeOf(look, mine);
   if (place.kind === 'committed') {
     return { state: 'answered', outcome: { value: createTodo(at.post.request, place.id), replayed: false } };
   }
@@ -297,7 +297,9 @@ function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Mom
 
 /** A look learnt and decided on at its answer's moment, not its sending's: a throttled look is answered late. */
 function looked(state: StateOf<'waiting' | 'lookCloser'>, look: Look, at: Moment): QueuedPost {
-  return afterLook(state, learnLook(at, state.mine, look), at);
+  const place = placeOf(look, state.mine);
+  learnLook(at, look, place);
+  return afterLook(state, look, place, at);
 }
 
 /** Its mark on the head landed: it commits; another POST's did: it gives that one a lease. */
@@ -394,11 +396,9 @@ function failedIn(state: Active, error: unknown, deadline: boolean): QueuedPost 
  * What a look teaches the container: the counter as it is, and, waiting behind another POST's intent, others at work;
  * a POST another's commit wrote, or one at the head, does not make its container's next POST queue (as before).
  */
-function learnLook({ view, now }: Moment, mine: Intent, look: Look): Look {
+function learnLook({ view, now }: Moment, look: Look, place: Place): void {
   view.counter = look.counter;
-  const place = placeOf(look, mine);
   if (place.kind === 'waiting' && place.head !== undefined) view.othersSeenAt = now;
-  return look;
 }
 
 /** What a commit that went through teaches the container: the counter after it, and how long a commit takes. */
