@@ -24,6 +24,7 @@ const NO_STORE_TESTS = [
   'dynamodb-outcome',
   'dynamodb-pending-posts',
   'dynamodb-queue-plan',
+  'dynamodb-queue-timing',
   'http',
   'log',
   'memory-store',
