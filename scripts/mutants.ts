@@ -69,9 +69,10 @@ export const MUTANTS: readonly Mutant[] = [
   // lib/dynamodb/claims.ts: an Idempotency-Key's claim.
   {
     id: 'claims-expired-claim-kept',
-    file: 'lib/dynamodb/claims.ts',
-    find: 'ConditionExpression: KEY_FREE,',
-    replace: "ConditionExpression: 'attribute_not_exists(pk)',",
+    file: 'lib/dynamodb/conditions.ts',
+    // The expiry still named (DynamoDB refuses a name or value the condition leaves unused), and never decisive.
+    find: "KEY_FREE = 'attribute_not_exists(pk) OR #expires <= :now';",
+    replace: "KEY_FREE = 'attribute_not_exists(pk) OR (#expires <= :now AND attribute_not_exists(pk))';",
     why: "an expired claim not yet deleted (the table's time to live takes up to two days) still holds its key",
   },
   {
