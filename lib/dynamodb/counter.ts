@@ -23,11 +23,6 @@ export interface Added {
   readonly bytes: number;
 }
 
-/** These records, made by this version, as they add to the list. */
-export function added(todos: readonly Todo[]): Added[] {
-  return todos.map((todo) => ({ todo, bytes: listBytes(todo) }));
-}
-
 /** The bytes `records` add to the list. */
 export function addedBytes(records: readonly Added[]): number {
   return records.reduce((sum, { bytes }) => sum + bytes, 0);

@@ -269,8 +269,8 @@ function afterPut(state: StateOf<'putIntent'>, put: boolean, at: Moment): Queued
 }
 
 /**
- * Where a look finds `mine` (`place`): committed (its id in `recent`), gone, at the head, or waiting. Waiting, its pacing says
- * whether it stays, looks closer or is out of reach; a head still past its lease is taken over.
+ * Where a look finds `mine` (`place`): committed (its id in `recent`), gone, at the head, or waiting. Waiting, its
+ * pacing says whether it stays, looks closer or is out of reach; a head still past its lease is taken over.
  */
 function afterLook(state: StateOf<'waiting' | 'lookCloser'>, look: Look, place: Place, at: Moment): QueuedPost {
   const { mine } = state;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { claimPut } from '../../lib/dynamodb/claims';
-import { added, counterMove, editMove, editSlot } from '../../lib/dynamodb/counter';
+import { counterMove, editMove, editSlot } from '../../lib/dynamodb/counter';
 import { decide, type Decision } from '../../lib/dynamodb/decisions';
 import { planPosts, postShares, postTransaction, type Post, type PostWrite } from '../../lib/dynamodb/posts';
 import { deleteChange, putChange, rewriteTransaction, type Change } from '../../lib/dynamodb/rewrite';
@@ -91,8 +91,9 @@ describe('a transaction’s actions and their roles', () => {
 
   it('reads a cancellation by the decision table: a conflict or a throttle met others; a condition that cannot hold again is final; one that may is refused', () => {
     const counter = { next: 10, bytes: 1_000 };
+    const todo = createTodo({ title: 't' }, 10);
     const transaction = new Transaction<'counter' | 'record 0' | 'claim 0' | 'intent 7' | 'outcome u'>('token')
-      .add('counter', counterMove(LIST, counter, added([createTodo({ title: 't' }, 10)])))
+      .add('counter', counterMove(LIST, counter, [{ todo, bytes: listBytes(todo) }]))
       .add('record 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('claim 0', { Delete: { TableName: TABLE, Key: {} } })
       .add('intent 7', { Delete: { TableName: TABLE, Key: {} } })
@@ -289,10 +290,7 @@ describe('what a cancellation of a PUT or DELETE means', () => {
   });
 
   it('reads the counter’s reason: moved (past the ids a POST gives), full or unsized', () => {
-    const move = new Transaction<'counter'>('token').add(
-      'counter',
-      counterMove(LIST, { next: 10, bytes: 5 }, added([])),
-    );
+    const move = new Transaction<'counter'>('token').add('counter', counterMove(LIST, { next: 10, bytes: 5 }, []));
     const meaning = (reason: Reason) => move.read([reason], Date.now()).meanings.counter;
     expect(meaning(failed({ next: 12, bytes: 5 }))).toEqual({ kind: 'moved', counter: { next: 12, bytes: 5 } });
     expect(meaning(failed({ next: 10, bytes: 5, version: 3 }))).toEqual({
