@@ -135,7 +135,10 @@ export class DynamoDbTodoStore implements TodoStore {
     });
   }
 
-  /** POSTs during a transaction go in the next (serverless-offline runs all in one process); on Lambda, each alone. */
+  /**
+   * POSTs during a transaction go in the next (serverless-offline runs all in one process); on Lambda, each alone. What
+   * it carries in one process, and the designs without it that did not: docs/performance.md, "In one process".
+   */
   create(request: NewTodo, { deadline = this.#defaultDeadline(), claim }: WriteOptions = {}): Promise<Written<Todo>> {
     return this.#call(
       deadline,
